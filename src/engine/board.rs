@@ -1,0 +1,310 @@
+//! [`Board`], the fast bitboard, and [`Direction`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::tables::{tables, OVERFLOW};
+
+/// A move direction. The order of [`Direction::ALL`] (up, down, left, right) is the order used everywhere:
+/// in responses, and to break ties between equally good moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+impl Direction {
+    /// All four directions in the canonical order.
+    pub const ALL: [Direction; 4] = [Direction::Up, Direction::Down, Direction::Left, Direction::Right];
+
+    /// The lowercase wire name: `up`, `down`, `left` or `right`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+            Direction::Left => "left",
+            Direction::Right => "right",
+        }
+    }
+
+    /// Position in [`Direction::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing a [`Direction`] from a string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a direction (up, down, left or right)")]
+pub struct ParseDirectionError(pub String);
+
+impl FromStr for Direction {
+    type Err = ParseDirectionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "up" => Ok(Direction::Up),
+            "down" => Ok(Direction::Down),
+            "left" => Ok(Direction::Left),
+            "right" => Ok(Direction::Right),
+            _ => Err(ParseDirectionError(s.to_owned())),
+        }
+    }
+}
+
+/// A 4x4 board packed in a `u64`: one 4-bit exponent per cell (0 = empty, k = the tile 2^k, so at most 32768).
+///
+/// Cells are row-major and the **top-left cell is the most significant nibble**: cell (row r, column c), both
+/// counted from 0 at the top-left, is bits `4 * (15 - (4r + c))` .. `+4`. So the top row is the high 16 bits,
+/// and `format!("{:016x}", board.0)` is the hex format (top-left first).
+///
+/// Moves go through 65,536-entry row tables (see `tables.rs`); up and down transpose the board, move the
+/// rows, and transpose back. Tiles of 65536 and 131072 do not fit a nibble: boards holding them are [`Tiles`],
+/// moved exactly by plain code, and a move that would merge two 32768 tiles here is reported as
+/// [`TileOverflow`] instead of wrapping.
+///
+/// # Examples
+/// ```
+/// use advisor2048::engine::{Board, Direction};
+/// let board: Board = "0000000000000112".parse().unwrap(); // bottom row: 0 0 2 2 ... 4
+/// let moved = board.play(Direction::Left).unwrap().unwrap();
+/// assert_eq!(moved.board.to_string(), "0000000000002200");
+/// assert_eq!(moved.reward, 4);
+/// ```
+///
+/// [`Tiles`]: super::Tiles
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Board(pub u64);
+
+/// The result of a legal move: the board after it (before any spawn) and its reward, the sum of the values of the
+/// tiles created by merges (the score the original game adds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Moved {
+    pub board: Board,
+    pub reward: u32,
+}
+
+/// A move on a [`Board`] would create a 65536 tile, which has no 4-bit nibble: play it on [`Tiles`] instead.
+///
+/// [`Tiles`]: super::Tiles
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the move would create a 65536 tile, which this board type cannot hold")]
+pub struct TileOverflow;
+
+impl Board {
+    /// The empty board.
+    pub const EMPTY: Board = Board(0);
+
+    /// Exponent at (row, col), both 0..4 from the top-left.
+    #[inline]
+    pub fn exponent(self, row: usize, col: usize) -> u8 {
+        self.exponent_at(row * 4 + col)
+    }
+
+    /// Exponent of cell `i` in row-major order (0 = top-left).
+    #[inline]
+    pub fn exponent_at(self, i: usize) -> u8 {
+        ((self.0 >> (4 * (15 - i))) & 15) as u8
+    }
+
+    /// The board with cell `i` (row-major) set to exponent `e` (0..=15).
+    #[inline]
+    pub fn with_exponent_at(self, i: usize, e: u8) -> Board {
+        let shift = 4 * (15 - i);
+        Board((self.0 & !(15u64 << shift)) | ((e as u64 & 15) << shift))
+    }
+
+    /// Row `r` (0 = top) as a 16-bit row, leftmost cell in the high nibble.
+    #[inline]
+    pub fn row(self, r: usize) -> u16 {
+        (self.0 >> (48 - 16 * r)) as u16
+    }
+
+    /// The 16 exponents in row-major order.
+    pub fn exponents(self) -> [u8; 16] {
+        std::array::from_fn(|i| self.exponent_at(i))
+    }
+
+    /// Builds a board from 16 exponents in row-major order; `None` if one is above 15.
+    pub fn from_exponents(exponents: [u8; 16]) -> Option<Board> {
+        let mut bits = 0u64;
+        for e in exponents {
+            if e > 15 {
+                return None;
+            }
+            bits = (bits << 4) | e as u64;
+        }
+        Some(Board(bits))
+    }
+
+    /// The transpose: cell (r, c) goes to (c, r).
+    #[inline]
+    pub fn transpose(self) -> Board {
+        // Swap nibbles across the diagonal in two rounds (2x2 blocks of nibbles, then 2x2 blocks of bytes).
+        let x = self.0;
+        let a1 = x & 0xF0F0_0F0F_F0F0_0F0F;
+        let a2 = x & 0x0000_F0F0_0000_F0F0;
+        let a3 = x & 0x0F0F_0000_0F0F_0000;
+        let a = a1 | (a2 << 12) | (a3 >> 12);
+        let b1 = a & 0xFF00_FF00_00FF_00FF;
+        let b2 = a & 0x00FF_00FF_0000_0000;
+        let b3 = a & 0x0000_0000_FF00_FF00;
+        Board(b1 | (b2 >> 24) | (b3 << 24))
+    }
+
+    /// Number of empty cells.
+    #[inline]
+    pub fn empty_count(self) -> u32 {
+        // A nibble is empty when all its 4 bits are 0: fold each nibble's bits into its lowest bit.
+        let mut x = self.0;
+        x |= (x >> 2) & 0x3333_3333_3333_3333;
+        x |= x >> 1;
+        let occupied = x & 0x1111_1111_1111_1111;
+        16 - occupied.count_ones()
+    }
+
+    /// Largest exponent on the board (0 for an empty board).
+    pub fn max_exponent(self) -> u8 {
+        self.exponents().into_iter().max().unwrap_or(0)
+    }
+
+    /// Sum of the tile values.
+    pub fn tile_sum(self) -> u64 {
+        self.exponents().iter().filter(|&&e| e > 0).map(|&e| 1u64 << e).sum()
+    }
+
+    /// Plays `dir`: `Ok(None)` if the move does not change the board (illegal), `Ok(Some(moved))` otherwise, and
+    /// `Err(TileOverflow)` if it would merge two 32768 tiles. No tile spawns here; see [`Board::spawn`].
+    #[inline]
+    pub fn play(self, dir: Direction) -> Result<Option<Moved>, TileOverflow> {
+        let (board, reward) = self.slide(dir);
+        if reward & OVERFLOW != 0 {
+            return Err(TileOverflow);
+        }
+        Ok((board != self).then_some(Moved { board, reward }))
+    }
+
+    /// The board after sliding in `dir` and the raw reward, whose [`OVERFLOW`] bit is set when the result is not
+    /// exact. Equal to `self` when the move is illegal. The hot path of the search.
+    #[inline]
+    pub(crate) fn slide(self, dir: Direction) -> (Board, u32) {
+        let t = tables();
+        match dir {
+            Direction::Left => self.slide_rows(&t.left, &t.left_reward),
+            Direction::Right => self.slide_rows(&t.right, &t.right_reward),
+            Direction::Up => {
+                let (b, r) = self.transpose().slide_rows(&t.left, &t.left_reward);
+                (b.transpose(), r)
+            }
+            Direction::Down => {
+                let (b, r) = self.transpose().slide_rows(&t.right, &t.right_reward);
+                (b.transpose(), r)
+            }
+        }
+    }
+
+    #[inline]
+    fn slide_rows(self, rows: &[u16], rewards: &[u32]) -> (Board, u32) {
+        let mut out = 0u64;
+        let mut reward = 0u32;
+        for r in 0..4 {
+            let shift = 48 - 16 * r;
+            let row = (self.0 >> shift) as u16 as usize;
+            out |= (rows[row] as u64) << shift;
+            reward |= rewards[row] & OVERFLOW;
+            reward += rewards[row] & !OVERFLOW;
+        }
+        (Board(out), reward)
+    }
+
+    /// Whether `dir` changes the board.
+    #[inline]
+    pub fn is_legal(self, dir: Direction) -> bool {
+        self.slide(dir).0 != self
+    }
+
+    /// True when no move changes the board.
+    pub fn is_game_over(self) -> bool {
+        Direction::ALL.iter().all(|&d| !self.is_legal(d))
+    }
+
+    /// Places a tile in a uniformly chosen empty cell: exponent 1 (a 2) with probability 0.9, else 2 (a 4).
+    /// Returns `None` (and draws nothing) when the board is full.
+    pub fn spawn(self, rng: &mut super::rng::Rng) -> Option<Board> {
+        let empty = self.empty_count();
+        if empty == 0 {
+            return None;
+        }
+        let mut k = rng.below(empty as u64) as u32;
+        let e = if rng.chance_of_four() { 2 } else { 1 };
+        for i in 0..16 {
+            if self.exponent_at(i) == 0 {
+                if k == 0 {
+                    return Some(self.with_exponent_at(i, e));
+                }
+                k -= 1;
+            }
+        }
+        None
+    }
+
+    /// A new game: two spawns on the empty board.
+    pub fn new_game(rng: &mut super::rng::Rng) -> Board {
+        let first = Board::EMPTY.spawn(rng).unwrap_or(Board::EMPTY);
+        first.spawn(rng).unwrap_or(first)
+    }
+
+    /// Tile values as rows, top row first (0 = empty).
+    pub fn to_rows(self) -> [[u32; 4]; 4] {
+        std::array::from_fn(|r| {
+            std::array::from_fn(|c| match self.exponent(r, c) {
+                0 => 0,
+                e => 1u32 << e,
+            })
+        })
+    }
+}
+
+impl fmt::Display for Board {
+    /// The hex format: 16 hex digits of exponents, top-left first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl fmt::Debug for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Board({:016x})", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_moves_every_cell_across_the_diagonal() {
+        let b = Board(0x0123_4567_89ab_cdef);
+        let t = b.transpose();
+        for r in 0..4 {
+            for c in 0..4 {
+                assert_eq!(t.exponent(c, r), b.exponent(r, c));
+            }
+        }
+        assert_eq!(t.transpose(), b);
+    }
+
+    #[test]
+    fn empty_count_counts_zero_nibbles() {
+        assert_eq!(Board(0).empty_count(), 16);
+        assert_eq!(Board(0x0123_4567_89ab_cdef).empty_count(), 1);
+        assert_eq!(Board(0x1000_0000_0000_0008).empty_count(), 14);
+    }
+}

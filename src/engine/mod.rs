@@ -1,0 +1,21 @@
+//! The game engine: pure, synchronous 2048 rules.
+//!
+//! - [`Board`]: the fast 4x4 bitboard (one `u64`, a 4-bit exponent per cell) moved through row lookup tables;
+//! - [`Tiles`]: the exact 4x4 board for every legal tile up to 131072 (2^17), moved by plain code;
+//! - [`Direction`], formats (rows, hex, the original game's saved state) and their errors;
+//! - [`rng`]: the seeded generator every random choice goes through;
+//! - [`reference`]: the plain n x n model the tests use as the oracle.
+//!
+//! Nothing in here knows about search, HTTP or logging.
+
+mod board;
+mod format;
+pub mod reference;
+pub mod rng;
+mod tables;
+mod tiles;
+
+pub use board::{Board, Direction, Moved, TileOverflow};
+pub use format::{BoardError, BoardErrorKind};
+pub use tables::{row_left_reference, row_right_reference};
+pub use tiles::{Tiles, MAX_EXPONENT, MAX_TILE};

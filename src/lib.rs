@@ -1,0 +1,8 @@
+//! advisor2048: tells a 2048 player which way to move, and why.
+//!
+//! # Layout
+//! - [`engine`]: the rules: bitboard, row tables, exact wide boards, formats, seeded RNG, the reference model.
+//!
+//! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
+
+pub mod engine;

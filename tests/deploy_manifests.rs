@@ -1,0 +1,359 @@
+//! The deployment examples in `deploy/` and the `Dockerfile` agree with the service and with each
+//! other: the probes call a real route on the port the container listens on, the container is
+//! locked down, and the Service and autoscaler point at the Deployment.
+//!
+//! The files are parsed with serde_yaml, so a misspelt key or a wrong nesting fails here instead
+//! of in a cluster. Run `.ci/docker-check.sh` for the image itself.
+
+use serde_yaml::Value;
+
+const DEPLOYMENT: &str = include_str!("../deploy/k8s/deployment.yaml");
+const SERVICE: &str = include_str!("../deploy/k8s/service.yaml");
+const HPA: &str = include_str!("../deploy/k8s/hpa.yaml");
+const COMPOSE: &str = include_str!("../deploy/compose.yaml");
+const DOCKERFILE: &str = include_str!("../Dockerfile");
+
+/// Every route the service answers, as (method, path). Kept in step with the server's router.
+const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.yaml"),
+    ("GET", "/"),
+    ("POST", "/best-move"),
+    ("POST", "/evaluate"),
+    ("POST", "/simulate"),
+];
+
+/// The port the image listens on (`ADVISOR_LISTEN=0.0.0.0:2048`, `EXPOSE 2048`).
+const CONTAINER_PORT: u64 = 2048;
+
+/// The health route: cheap, answers 200 while the process can serve.
+const HEALTH_PATH: &str = "/healthz";
+
+fn parse(name: &str, text: &str) -> Value {
+    serde_yaml::from_str(text).unwrap_or_else(|err| panic!("{name} is not valid YAML: {err}"))
+}
+
+/// The value at a dotted `path` (`spec.template.spec.containers.0`), numbers indexing sequences.
+/// Panics with the document name and the path when something is missing.
+fn at<'a>(doc_name: &str, value: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(value, |node, key| {
+        let next = match key.parse::<usize>() {
+            Ok(index) => node.get(index),
+            Err(_) => node.get(key),
+        };
+        next.unwrap_or_else(|| panic!("{doc_name}: missing `{path}` (no `{key}`)"))
+    })
+}
+
+fn str_at<'a>(doc_name: &str, value: &'a Value, path: &str) -> &'a str {
+    at(doc_name, value, path)
+        .as_str()
+        .unwrap_or_else(|| panic!("{doc_name}: `{path}` is not a string"))
+}
+
+fn deployment() -> Value {
+    parse("deployment.yaml", DEPLOYMENT)
+}
+
+/// The one container of the Deployment's pod template.
+fn container(deployment: &Value) -> &Value {
+    let containers = at("deployment.yaml", deployment, "spec.template.spec.containers")
+        .as_sequence()
+        .expect("deployment.yaml: containers is a list");
+    assert_eq!(containers.len(), 1, "deployment.yaml: exactly one container");
+    &containers[0]
+}
+
+/// A port given as a number or as the name of one of the container's ports, as a number.
+fn resolve_port(container: &Value, port: &Value) -> u64 {
+    if let Some(number) = port.as_u64() {
+        return number;
+    }
+    let name = port.as_str().expect("a port is a number or a name");
+    at("deployment.yaml", container, "ports")
+        .as_sequence()
+        .expect("deployment.yaml: ports is a list")
+        .iter()
+        .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
+        .and_then(|p| p.get("containerPort"))
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("deployment.yaml: no container port named `{name}`"))
+}
+
+/// A Kubernetes CPU quantity ("500m", "2", "0.5") in millicores.
+fn millicores(quantity: &str) -> u64 {
+    match quantity.strip_suffix('m') {
+        Some(milli) => milli.parse().expect("cpu millicores"),
+        None => (quantity.parse::<f64>().expect("cpu cores") * 1000.0).round() as u64,
+    }
+}
+
+/// A memory quantity ("64Mi", "1Gi", "256M", "512k", "1048576") in bytes.
+fn bytes(quantity: &str) -> u64 {
+    const SUFFIXES: &[(&str, u64)] = &[
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("k", 1_000),
+        ("K", 1_000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+    ];
+    for (suffix, scale) in SUFFIXES {
+        if let Some(number) = quantity.strip_suffix(suffix) {
+            return number.parse::<u64>().expect("memory quantity") * scale;
+        }
+    }
+    quantity.parse().expect("memory quantity in bytes")
+}
+
+/// The `USER uid[:gid]` of the Dockerfile's last stage, as a number.
+fn dockerfile_uid() -> u64 {
+    let user = DOCKERFILE
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("USER "))
+        .last()
+        .expect("the Dockerfile sets USER");
+    let uid = user.trim().split(':').next().unwrap_or_default();
+    uid.parse()
+        .unwrap_or_else(|_| panic!("Dockerfile USER `{user}` is numeric, so runAsNonRoot can verify it"))
+}
+
+#[test]
+fn quantity_parsers_read_kubernetes_units() {
+    assert_eq!(millicores("500m"), 500);
+    assert_eq!(millicores("2"), 2000);
+    assert_eq!(millicores("0.25"), 250);
+    assert_eq!(bytes("64Mi"), 64 << 20);
+    assert_eq!(bytes("1Gi"), 1 << 30);
+    assert_eq!(bytes("256M"), 256_000_000);
+    assert_eq!(bytes("4096"), 4096);
+}
+
+#[test]
+fn probes_are_http_gets_of_the_health_route_on_the_container_port() {
+    let deployment = deployment();
+    let container = container(&deployment);
+    for probe in ["livenessProbe", "readinessProbe"] {
+        let get = at("deployment.yaml", container, &format!("{probe}.httpGet"));
+        let path = str_at("deployment.yaml", get, "path");
+        assert_eq!(path, HEALTH_PATH, "{probe} checks the health route");
+        assert!(
+            ROUTES.contains(&("GET", path)),
+            "{probe} path {path} is a GET route the service serves"
+        );
+        let port = resolve_port(container, at("deployment.yaml", get, "port"));
+        assert_eq!(port, CONTAINER_PORT, "{probe} calls the port the service listens on");
+    }
+}
+
+#[test]
+fn container_listens_on_all_interfaces_at_the_container_port() {
+    let deployment = deployment();
+    let container = container(&deployment);
+    let env = at("deployment.yaml", container, "env")
+        .as_sequence()
+        .expect("deployment.yaml: env is a list");
+    let value_of = |name: &str| {
+        env.iter()
+            .find(|e| e.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|e| e.get("value"))
+            .and_then(Value::as_str)
+    };
+    assert_eq!(value_of("ADVISOR_LISTEN"), Some("0.0.0.0:2048"));
+    for var in env {
+        let name = str_at("deployment.yaml", var, "name");
+        assert!(name.starts_with("ADVISOR_"), "{name}: settings are ADVISOR_* variables");
+    }
+    assert_eq!(resolve_port(container, &Value::from("http")), CONTAINER_PORT);
+}
+
+#[test]
+fn container_runs_as_non_root_with_a_read_only_root_filesystem() {
+    let deployment = deployment();
+    let container = container(&deployment);
+    let pod = at("deployment.yaml", &deployment, "spec.template.spec.securityContext");
+    let own = at("deployment.yaml", container, "securityContext");
+
+    // A container-level setting overrides the pod-level one.
+    let effective = |key: &str| own.get(key).or_else(|| pod.get(key));
+    assert_eq!(effective("runAsNonRoot").and_then(Value::as_bool), Some(true));
+    assert_eq!(own.get("readOnlyRootFilesystem").and_then(Value::as_bool), Some(true));
+    assert_eq!(
+        own.get("allowPrivilegeEscalation").and_then(Value::as_bool),
+        Some(false)
+    );
+    let drop = at("deployment.yaml", own, "capabilities.drop");
+    assert_eq!(drop.as_sequence().map(Vec::len), Some(1));
+    assert_eq!(str_at("deployment.yaml", drop, "0"), "ALL");
+
+    let uid = effective("runAsUser").and_then(Value::as_u64);
+    assert!(uid.is_some_and(|uid| uid != 0), "runAsUser is a non-root uid");
+    assert_eq!(uid, Some(dockerfile_uid()), "runAsUser matches the image's USER");
+}
+
+#[test]
+fn resources_have_cpu_and_memory_requests_within_limits() {
+    let deployment = deployment();
+    let container = container(&deployment);
+    let resources = at("deployment.yaml", container, "resources");
+    let quantity = |path: &str| str_at("deployment.yaml", resources, path).to_owned();
+
+    let (cpu_request, cpu_limit) = (quantity("requests.cpu"), quantity("limits.cpu"));
+    assert!(millicores(&cpu_request) > 0);
+    assert!(
+        millicores(&cpu_request) <= millicores(&cpu_limit),
+        "cpu request <= limit"
+    );
+
+    let (memory_request, memory_limit) = (quantity("requests.memory"), quantity("limits.memory"));
+    assert!(bytes(&memory_request) > 0);
+    assert!(
+        bytes(&memory_request) <= bytes(&memory_limit),
+        "memory request <= limit"
+    );
+}
+
+#[test]
+fn service_selects_the_pods_and_targets_the_container_port() {
+    let deployment = deployment();
+    let service = parse("service.yaml", SERVICE);
+    assert_eq!(str_at("service.yaml", &service, "kind"), "Service");
+
+    let pod_labels = at("deployment.yaml", &deployment, "spec.template.metadata.labels");
+    let selector = at("service.yaml", &service, "spec.selector")
+        .as_mapping()
+        .expect("service.yaml: selector is a mapping");
+    assert!(!selector.is_empty(), "the Service selects something");
+    for (key, value) in selector {
+        assert_eq!(
+            pod_labels.get(key),
+            Some(value),
+            "pods carry the selector label {key:?}"
+        );
+    }
+
+    let ports = at("service.yaml", &service, "spec.ports")
+        .as_sequence()
+        .expect("service.yaml: ports is a list");
+    assert!(!ports.is_empty());
+    for port in ports {
+        let target = resolve_port(container(&deployment), at("service.yaml", port, "targetPort"));
+        assert_eq!(target, CONTAINER_PORT, "the Service forwards to the container port");
+    }
+}
+
+#[test]
+fn autoscaler_scales_the_deployment_on_cpu() {
+    let deployment = deployment();
+    let hpa = parse("hpa.yaml", HPA);
+    assert_eq!(str_at("hpa.yaml", &hpa, "apiVersion"), "autoscaling/v2");
+    assert_eq!(str_at("hpa.yaml", &hpa, "kind"), "HorizontalPodAutoscaler");
+
+    let target = at("hpa.yaml", &hpa, "spec.scaleTargetRef");
+    assert_eq!(str_at("hpa.yaml", target, "apiVersion"), "apps/v1");
+    assert_eq!(str_at("hpa.yaml", target, "kind"), "Deployment");
+    assert_eq!(
+        str_at("hpa.yaml", target, "name"),
+        str_at("deployment.yaml", &deployment, "metadata.name"),
+        "the autoscaler targets the Deployment by name"
+    );
+
+    let min = at("hpa.yaml", &hpa, "spec.minReplicas").as_u64().expect("minReplicas");
+    let max = at("hpa.yaml", &hpa, "spec.maxReplicas").as_u64().expect("maxReplicas");
+    assert!(
+        1 <= min && min <= max,
+        "1 <= minReplicas ({min}) <= maxReplicas ({max})"
+    );
+
+    let metrics = at("hpa.yaml", &hpa, "spec.metrics")
+        .as_sequence()
+        .expect("hpa.yaml: metrics is a list");
+    let cpu = metrics
+        .iter()
+        .find(|m| {
+            m.get("type").and_then(Value::as_str) == Some("Resource")
+                && m.get("resource").and_then(|r| r.get("name")).and_then(Value::as_str) == Some("cpu")
+        })
+        .expect("hpa.yaml: a Resource metric on cpu");
+    assert_eq!(str_at("hpa.yaml", cpu, "resource.target.type"), "Utilization");
+    let utilization = at("hpa.yaml", cpu, "resource.target.averageUtilization")
+        .as_u64()
+        .expect("averageUtilization is a number");
+    assert!((1..=100).contains(&utilization));
+}
+
+#[test]
+fn compose_runs_the_service_with_its_own_health_check() {
+    let compose = parse("compose.yaml", COMPOSE);
+    let service = at("compose.yaml", &compose, "services.advisor2048");
+
+    let test: Vec<&str> = at("compose.yaml", service, "healthcheck.test")
+        .as_sequence()
+        .expect("compose.yaml: healthcheck.test is an exec-form list")
+        .iter()
+        .map(|part| part.as_str().expect("healthcheck.test holds strings"))
+        .collect();
+    assert_eq!(test.first(), Some(&"CMD"), "exec form: the image has no shell");
+    assert!(
+        test.get(1).is_some_and(|program| program.ends_with("advisor2048")),
+        "the health check runs the advisor binary: {test:?}"
+    );
+    assert_eq!(test.get(2), Some(&"healthcheck"), "{test:?}");
+
+    assert_eq!(
+        str_at("compose.yaml", service, "environment.ADVISOR_LISTEN"),
+        "0.0.0.0:2048"
+    );
+    let published = str_at("compose.yaml", service, "ports.0");
+    assert!(
+        published.ends_with(&format!(":{CONTAINER_PORT}")),
+        "compose publishes the container port: {published}"
+    );
+    let restart = str_at("compose.yaml", service, "restart");
+    assert!(
+        ["always", "unless-stopped", "on-failure"].contains(&restart),
+        "restart: {restart}"
+    );
+    assert_eq!(at("compose.yaml", service, "read_only").as_bool(), Some(true));
+    let limits = at("compose.yaml", service, "deploy.resources.limits");
+    assert!(millicores(str_at("compose.yaml", limits, "cpus")) > 0);
+    assert!(bytes(str_at("compose.yaml", limits, "memory")) > 0);
+}
+
+#[test]
+fn dockerfile_exposes_the_port_and_checks_itself() {
+    let instruction = |name: &str| -> Vec<&str> {
+        DOCKERFILE
+            .lines()
+            .map(str::trim)
+            .filter(|line| line.starts_with(&format!("{name} ")))
+            .collect()
+    };
+    assert_eq!(instruction("EXPOSE"), [format!("EXPOSE {CONTAINER_PORT}").as_str()]);
+    assert!(dockerfile_uid() != 0, "the image runs as a non-root user");
+
+    // HEALTHCHECK continues on the next line: the exec-form CMD follows it.
+    let healthcheck = DOCKERFILE
+        .split("HEALTHCHECK")
+        .nth(1)
+        .expect("the Dockerfile has a HEALTHCHECK");
+    let cmd = healthcheck
+        .lines()
+        .find(|l| l.contains("CMD"))
+        .expect("HEALTHCHECK CMD");
+    assert!(
+        cmd.contains(r#"["/usr/local/bin/advisor2048", "healthcheck"]"#),
+        "exec-form self check without curl: {cmd}"
+    );
+    assert_eq!(
+        instruction("ENTRYPOINT"),
+        [r#"ENTRYPOINT ["/usr/local/bin/advisor2048", "serve"]"#],
+        "exec form, so the service is PID 1 and receives SIGTERM"
+    );
+    assert!(
+        DOCKERFILE.contains("ADVISOR_LISTEN=0.0.0.0:2048"),
+        "the image serves on all interfaces"
+    );
+}
