@@ -2,7 +2,9 @@
 //!
 //! # Layout
 //! - [`engine`]: the rules: bitboard, row tables, exact wide boards, formats, seeded RNG, the reference model.
+//! - [`eval`]: the evaluators (`classic`, `tuned`) behind one [`eval::Evaluator`] trait, with breakdowns.
 //!
 //! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
 
 pub mod engine;
+pub mod eval;

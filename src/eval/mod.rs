@@ -1,0 +1,243 @@
+//! Evaluators: the heuristic h(board) that the search maximises and that users read to understand advice.
+//!
+//! - [`classic`]: the explainable five-term heuristic of the seed document (002, section 5, eq. 4-9);
+//! - [`tuned`]: the row heuristic whose weights were tuned by self-play optimisation, as in the best-known public
+//!   heuristic expectimax engine.
+//!
+//! Both implement [`Evaluator`]: a fast path on [`Board`] that costs a few table lookups and never allocates, an
+//! exact path on [`Tiles`] (boards with tiles up to 131072), and a [`Breakdown`] that lists every component with
+//! its raw value, weight and contribution. Weights have defaults and any subset can be overridden by name
+//! ([`EvaluatorKind::with_weights`]).
+
+pub mod classic;
+pub mod tuned;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::engine::{Board, Tiles};
+
+pub use classic::{ClassicEvaluator, ClassicWeights};
+pub use tuned::{TunedEvaluator, TunedWeights};
+
+/// What the search calls in its hot loop, and what explains a board to a user.
+pub trait Evaluator: Send + Sync {
+    /// The evaluator's wire name (`classic` or `tuned`).
+    fn name(&self) -> &'static str;
+    /// h(board) on the fast board: table lookups, no allocation.
+    fn evaluate(&self, board: Board) -> f64;
+    /// h(board) on any legal board, exactly (tiles up to 131072). No allocation.
+    fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
+    /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
+    fn breakdown(&self, tiles: &Tiles) -> Breakdown;
+}
+
+/// One term of a heuristic: `contribution = weight x raw`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Component {
+    pub name: &'static str,
+    pub raw: f64,
+    pub weight: f64,
+    pub contribution: f64,
+}
+
+impl Component {
+    pub fn new(name: &'static str, raw: f64, weight: f64) -> Component {
+        Component {
+            name,
+            raw,
+            weight,
+            contribution: weight * raw,
+        }
+    }
+}
+
+/// The explanation of one evaluation: the components and their sum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breakdown {
+    pub evaluator: &'static str,
+    pub components: Vec<Component>,
+    pub total: f64,
+}
+
+impl Breakdown {
+    /// A breakdown whose total is the sum of the components' contributions.
+    pub fn from_components(evaluator: &'static str, components: Vec<Component>) -> Breakdown {
+        let total = components.iter().map(|c| c.contribution).sum();
+        Breakdown {
+            evaluator,
+            components,
+            total,
+        }
+    }
+
+    /// The component called `name`.
+    pub fn component(&self, name: &str) -> Option<&Component> {
+        self.components.iter().find(|c| c.name == name)
+    }
+}
+
+/// A weight override that cannot be applied.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightError {
+    #[error("unknown weight {name:?} for evaluator {evaluator} (known: {known})")]
+    Unknown {
+        evaluator: &'static str,
+        name: String,
+        known: String,
+    },
+    #[error("weight {name:?} must be a finite number, found {value}")]
+    NotFinite { name: String, value: f64 },
+}
+
+/// Applies `(name, value)` overrides to a weight list of `(name, &mut value)` slots.
+pub(crate) fn apply_overrides(
+    evaluator: &'static str,
+    slots: &mut [(&'static str, &mut f64)],
+    overrides: &[(String, f64)],
+) -> Result<(), WeightError> {
+    for (name, value) in overrides {
+        let Some((_, slot)) = slots.iter_mut().find(|(n, _)| n == name) else {
+            let known = slots.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+            return Err(WeightError::Unknown {
+                evaluator,
+                name: name.clone(),
+                known,
+            });
+        };
+        if !value.is_finite() {
+            return Err(WeightError::NotFinite {
+                name: name.clone(),
+                value: *value,
+            });
+        }
+        **slot = *value;
+    }
+    Ok(())
+}
+
+/// The evaluators by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EvaluatorKind {
+    Classic,
+    Tuned,
+}
+
+impl EvaluatorKind {
+    pub const ALL: [EvaluatorKind; 2] = [EvaluatorKind::Classic, EvaluatorKind::Tuned];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvaluatorKind::Classic => "classic",
+            EvaluatorKind::Tuned => "tuned",
+        }
+    }
+
+    /// The evaluator with its default weights (tables built once per process).
+    pub fn default_evaluator(self) -> AnyEvaluator {
+        match self {
+            EvaluatorKind::Classic => AnyEvaluator::Classic(ClassicEvaluator::default()),
+            EvaluatorKind::Tuned => AnyEvaluator::Tuned(TunedEvaluator::default()),
+        }
+    }
+
+    /// The evaluator with `overrides` applied to its default weights (tables built now when any weight changes).
+    ///
+    /// # Examples
+    /// ```
+    /// use advisor2048::eval::{EvaluatorKind, Evaluator};
+    /// use advisor2048::engine::Tiles;
+    /// let e = EvaluatorKind::Classic.with_weights(&[("empty".to_string(), 0.0)]).unwrap();
+    /// let t = Tiles::from_rows(&[[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]).unwrap();
+    /// assert_eq!(e.breakdown(&t).component("empty").unwrap().contribution, 0.0);
+    /// assert!(EvaluatorKind::Tuned.with_weights(&[("dept".to_string(), 1.0)]).is_err());
+    /// ```
+    pub fn with_weights(self, overrides: &[(String, f64)]) -> Result<AnyEvaluator, WeightError> {
+        if overrides.is_empty() {
+            return Ok(self.default_evaluator());
+        }
+        Ok(match self {
+            EvaluatorKind::Classic => {
+                let mut w = ClassicWeights::default();
+                w.apply(overrides)?;
+                AnyEvaluator::Classic(ClassicEvaluator::new(w))
+            }
+            EvaluatorKind::Tuned => {
+                let mut w = TunedWeights::default();
+                w.apply(overrides)?;
+                AnyEvaluator::Tuned(TunedEvaluator::new(w))
+            }
+        })
+    }
+
+    /// Names of the weights this evaluator takes, with their defaults.
+    pub fn default_weights(self) -> Vec<(&'static str, f64)> {
+        match self {
+            EvaluatorKind::Classic => ClassicWeights::default().named(),
+            EvaluatorKind::Tuned => TunedWeights::default().named(),
+        }
+    }
+}
+
+impl fmt::Display for EvaluatorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing an [`EvaluatorKind`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an evaluator (classic or tuned)")]
+pub struct ParseEvaluatorError(pub String);
+
+impl FromStr for EvaluatorKind {
+    type Err = ParseEvaluatorError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "classic" => Ok(EvaluatorKind::Classic),
+            "tuned" => Ok(EvaluatorKind::Tuned),
+            _ => Err(ParseEvaluatorError(s.to_owned())),
+        }
+    }
+}
+
+/// Either evaluator, dispatched by a `match` (one predictable branch) so the search can be monomorphised on it.
+#[derive(Clone, Debug)]
+pub enum AnyEvaluator {
+    Classic(ClassicEvaluator),
+    Tuned(TunedEvaluator),
+}
+
+impl AnyEvaluator {
+    pub fn kind(&self) -> EvaluatorKind {
+        match self {
+            AnyEvaluator::Classic(_) => EvaluatorKind::Classic,
+            AnyEvaluator::Tuned(_) => EvaluatorKind::Tuned,
+        }
+    }
+}
+
+impl Evaluator for AnyEvaluator {
+    fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+    #[inline]
+    fn evaluate(&self, board: Board) -> f64 {
+        match self {
+            AnyEvaluator::Classic(e) => e.evaluate(board),
+            AnyEvaluator::Tuned(e) => e.evaluate(board),
+        }
+    }
+    fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
+        match self {
+            AnyEvaluator::Classic(e) => e.evaluate_tiles(tiles),
+            AnyEvaluator::Tuned(e) => e.evaluate_tiles(tiles),
+        }
+    }
+    fn breakdown(&self, tiles: &Tiles) -> Breakdown {
+        match self {
+            AnyEvaluator::Classic(e) => e.breakdown(tiles),
+            AnyEvaluator::Tuned(e) => e.breakdown(tiles),
+        }
+    }
+}
