@@ -3,8 +3,10 @@
 //! # Layout
 //! - [`engine`]: the rules: bitboard, row tables, exact wide boards, formats, seeded RNG, the reference model.
 //! - [`eval`]: the evaluators (`classic`, `tuned`) behind one [`eval::Evaluator`] trait, with breakdowns.
+//! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
 //!
 //! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
 
 pub mod engine;
 pub mod eval;
+pub mod search;

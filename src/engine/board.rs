@@ -210,7 +210,22 @@ impl Board {
         }
     }
 
-    #[inline]
+    /// All four slides in [`Direction::ALL`] order, sharing one transpose (the search's move generator).
+    #[inline(always)]
+    pub(crate) fn slide_all(self) -> [(Board, u32); 4] {
+        let t = tables();
+        let tr = self.transpose();
+        let (u, ur) = tr.slide_rows(&t.left, &t.left_reward);
+        let (d, dr) = tr.slide_rows(&t.right, &t.right_reward);
+        [
+            (u.transpose(), ur),
+            (d.transpose(), dr),
+            self.slide_rows(&t.left, &t.left_reward),
+            self.slide_rows(&t.right, &t.right_reward),
+        ]
+    }
+
+    #[inline(always)]
     fn slide_rows(self, rows: &[u16], rewards: &[u32]) -> (Board, u32) {
         let mut out = 0u64;
         let mut reward = 0u32;

@@ -17,5 +17,6 @@ mod tiles;
 
 pub use board::{Board, Direction, Moved, TileOverflow};
 pub use format::{BoardError, BoardErrorKind};
+pub(crate) use tables::OVERFLOW as OVERFLOW_FLAG;
 pub use tables::{row_left_reference, row_right_reference};
 pub use tiles::{Tiles, MAX_EXPONENT, MAX_TILE};

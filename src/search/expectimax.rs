@@ -1,0 +1,274 @@
+//! The expectimax recursion, generic over the board type: [`Board`] (tables) for every board whose tiles provably
+//! stay below 65536 during the search, [`Tiles`] (plain code, no transposition table) for the rest.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::tt::TranspositionTable;
+use crate::engine::rng::Rng;
+use crate::engine::{Board, Direction, Tiles};
+use crate::eval::Evaluator;
+
+/// Nodes between two looks at the stop flag and the clock (a few microseconds of work).
+const CHECK_EVERY: u64 = 4096;
+
+/// What the recursion needs from a board type.
+pub(crate) trait Position: Copy + PartialEq {
+    /// The four moves in [`Direction::ALL`] order: `None` when illegal, else the board and the reward.
+    fn moves(self) -> [Option<(Self, u64)>; 4];
+    /// Row-major indices of the empty cells, and how many there are.
+    fn empty_cells(self) -> ([u8; 16], usize);
+    /// The board with exponent `e` placed in the empty cell `i`.
+    fn place(self, i: u8, e: u8) -> Self;
+    fn evaluate<E: Evaluator>(self, eval: &E) -> f64;
+    /// Transposition key, `None` when this type does not use the table.
+    fn tt_key(self) -> Option<u64>;
+}
+
+impl Position for Board {
+    #[inline(always)]
+    fn moves(self) -> [Option<(Board, u64)>; 4] {
+        let all = self.slide_all();
+        all.map(|(b, r)| {
+            debug_assert!(
+                r & crate::engine::OVERFLOW_FLAG == 0,
+                "fast path used on a board that can overflow"
+            );
+            (b != self).then_some((b, u64::from(r)))
+        })
+    }
+
+    #[inline(always)]
+    fn empty_cells(self) -> ([u8; 16], usize) {
+        let mut cells = [0u8; 16];
+        let mut n = 0;
+        let mut x = self.0;
+        for i in (0..16u8).rev() {
+            if x & 15 == 0 {
+                cells[n] = i;
+                n += 1;
+            }
+            x >>= 4;
+        }
+        (cells, n)
+    }
+
+    #[inline(always)]
+    fn place(self, i: u8, e: u8) -> Board {
+        Board(self.0 | (u64::from(e) << (4 * (15 - u32::from(i)))))
+    }
+
+    #[inline(always)]
+    fn evaluate<E: Evaluator>(self, eval: &E) -> f64 {
+        eval.evaluate(self)
+    }
+
+    #[inline(always)]
+    fn tt_key(self) -> Option<u64> {
+        Some(self.0)
+    }
+}
+
+impl Position for Tiles {
+    fn moves(self) -> [Option<(Tiles, u64)>; 4] {
+        Direction::ALL.map(|d| self.play(d))
+    }
+
+    fn empty_cells(self) -> ([u8; 16], usize) {
+        let mut cells = [0u8; 16];
+        let mut n = 0;
+        for (i, e) in self.exponents().into_iter().enumerate() {
+            if e == 0 {
+                cells[n] = i as u8;
+                n += 1;
+            }
+        }
+        (cells, n)
+    }
+
+    fn place(self, i: u8, e: u8) -> Tiles {
+        self.with_exponent_at(usize::from(i), e)
+    }
+
+    fn evaluate<E: Evaluator>(self, eval: &E) -> f64 {
+        eval.evaluate_tiles(&self)
+    }
+
+    fn tt_key(self) -> Option<u64> {
+        None
+    }
+}
+
+/// The fixed parameters and the running counters of one root move's search.
+pub(crate) struct Ctx<'a, E> {
+    pub eval: &'a E,
+    pub reward_weight: f64,
+    pub terminal_heuristic: bool,
+    pub prob_cutoff: f64,
+    /// Moves expanded per move node below the root (4 = all).
+    pub top_k: usize,
+    /// Empty cells averaged per chance node (0 = all).
+    pub sample_cells: usize,
+    pub rng: Rng,
+    pub tt: Option<&'a mut TranspositionTable>,
+    pub stop: &'a AtomicBool,
+    pub deadline: Option<Instant>,
+    /// Abort when the nodes of all threads pass this.
+    pub node_limit: u64,
+    /// Nodes of all threads of this search, updated at every check.
+    pub shared_nodes: &'a AtomicU64,
+    pub nodes: u64,
+    reported: u64,
+    pub tt_hits: u64,
+    next_check: u64,
+    pub aborted: bool,
+}
+
+impl<'a, E: Evaluator> Ctx<'a, E> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        eval: &'a E,
+        settings: &super::SearchSettings,
+        rng: Rng,
+        tt: Option<&'a mut TranspositionTable>,
+        stop: &'a AtomicBool,
+        deadline: Option<Instant>,
+        node_limit: u64,
+        shared_nodes: &'a AtomicU64,
+    ) -> Self {
+        Ctx {
+            eval,
+            reward_weight: settings.reward_weight,
+            terminal_heuristic: settings.terminal == super::Terminal::Heuristic,
+            prob_cutoff: settings.prob_cutoff,
+            top_k: settings.top_k.map_or(4, |k| k.clamp(1, 4) as usize),
+            sample_cells: settings.sample_cells.map_or(0, |k| k.max(1) as usize),
+            rng,
+            tt,
+            stop,
+            deadline,
+            node_limit,
+            shared_nodes,
+            nodes: 0,
+            reported: 0,
+            tt_hits: 0,
+            next_check: CHECK_EVERY,
+            aborted: false,
+        }
+    }
+
+    /// Counts `n` nodes and, every [`CHECK_EVERY`], looks at the stop flag, the clock and the node limit.
+    #[inline(always)]
+    fn count(&mut self, n: u64) {
+        self.nodes += n;
+        if self.nodes >= self.next_check {
+            self.next_check = self.nodes + CHECK_EVERY;
+            let total = self
+                .shared_nodes
+                .fetch_add(self.nodes - self.reported, Ordering::Relaxed)
+                + self.nodes
+                - self.reported;
+            self.reported = self.nodes;
+            if self.stop.load(Ordering::Relaxed)
+                || total >= self.node_limit
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                self.aborted = true;
+            }
+        }
+    }
+
+    /// A move node with `plies` left and path probability `prob`.
+    pub fn move_node<P: Position>(&mut self, board: P, plies: u32, prob: f64) -> f64 {
+        if plies == 0 {
+            return board.evaluate(self.eval);
+        }
+        self.count(4);
+        if self.aborted {
+            return 0.0;
+        }
+        let moves = board.moves();
+        if self.top_k < 4 {
+            return self.move_node_top_k(board, moves, plies, prob);
+        }
+        let mut best = f64::NEG_INFINITY;
+        for (after, reward) in moves.into_iter().flatten() {
+            let v = self.reward_weight * reward as f64 + self.chance_node(after, plies - 1, prob);
+            best = best.max(v);
+        }
+        if best == f64::NEG_INFINITY {
+            return self.terminal(board);
+        }
+        best
+    }
+
+    fn move_node_top_k<P: Position>(&mut self, board: P, moves: [Option<(P, u64)>; 4], plies: u32, prob: f64) -> f64 {
+        let mut ranked: [Option<(f64, P, u64)>; 4] = [None; 4];
+        for (slot, m) in ranked.iter_mut().zip(moves) {
+            *slot = m.map(|(after, r)| (after.evaluate(self.eval), after, r));
+        }
+        if ranked.iter().all(Option::is_none) {
+            return self.terminal(board);
+        }
+        // Best evaluation first, illegal moves last; the sort is stable, so ties keep the up, down, left, right order.
+        ranked.sort_by(|a, b| match (a, b) {
+            (Some(a), Some(b)) => b.0.total_cmp(&a.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+        let mut best = f64::NEG_INFINITY;
+        for (_, after, reward) in ranked.into_iter().take(self.top_k).flatten() {
+            best = best.max(self.reward_weight * reward as f64 + self.chance_node(after, plies - 1, prob));
+        }
+        best
+    }
+
+    fn terminal<P: Position>(&self, board: P) -> f64 {
+        if self.terminal_heuristic {
+            board.evaluate(self.eval)
+        } else {
+            0.0
+        }
+    }
+
+    /// A chance node (after a move, before the spawn) with `plies` left and path probability `prob`.
+    pub fn chance_node<P: Position>(&mut self, board: P, plies: u32, prob: f64) -> f64 {
+        if plies == 0 || prob < self.prob_cutoff {
+            return board.evaluate(self.eval);
+        }
+        let key = board.tt_key();
+        if let (Some(key), Some(tt)) = (key, self.tt.as_deref()) {
+            if let Some(v) = tt.get(key, plies) {
+                self.tt_hits += 1;
+                return v;
+            }
+        }
+        let (mut cells, mut n) = board.empty_cells();
+        if n == 0 {
+            return board.evaluate(self.eval);
+        }
+        if self.sample_cells != 0 && n > self.sample_cells {
+            // Partial Fisher-Yates: a uniform sample of `sample_cells` distinct cells; the mean stays unbiased.
+            for i in 0..self.sample_cells {
+                let j = i + self.rng.below((n - i) as u64) as usize;
+                cells.swap(i, j);
+            }
+            n = self.sample_cells;
+        }
+        let p2 = prob * 0.9 / n as f64;
+        let p4 = prob * 0.1 / n as f64;
+        let mut sum = 0.0;
+        for &i in &cells[..n] {
+            sum += 0.9 * self.move_node(board.place(i, 1), plies - 1, p2);
+            sum += 0.1 * self.move_node(board.place(i, 2), plies - 1, p4);
+        }
+        let value = sum / n as f64;
+        if let (Some(key), Some(tt)) = (key, self.tt.as_deref_mut()) {
+            if !self.aborted {
+                tt.put(key, plies, value);
+            }
+        }
+        value
+    }
+}

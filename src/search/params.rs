@@ -1,0 +1,189 @@
+//! Search settings: profiles (named defaults) and every field a caller may override.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::engine::Tiles;
+use crate::eval::EvaluatorKind;
+
+/// The deepest search, in plies, that `auto` can choose (16 distinct tiles: 2 x 14 + 1).
+pub const MAX_DEPTH: u32 = 29;
+
+/// How deep to search, in plies (one ply = one move layer or one spawn layer; the root is a move layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Exactly this many plies (1..=[`MAX_DEPTH`]).
+    Plies(u32),
+    /// 2 x max(3, distinct_tiles - 2) + 1 plies, distinct_tiles counting the distinct tile values on the root board.
+    Auto,
+}
+
+impl Depth {
+    /// The number of plies for a root board.
+    pub fn plies_for(self, tiles: &Tiles) -> u32 {
+        match self {
+            Depth::Plies(p) => p,
+            Depth::Auto => auto_depth(tiles),
+        }
+    }
+}
+
+/// The `auto` depth of a board: 2 x max(3, distinct_tiles - 2) + 1 plies.
+pub fn auto_depth(tiles: &Tiles) -> u32 {
+    let mut seen = 0u32;
+    for e in tiles.exponents() {
+        if e > 0 {
+            seen |= 1 << e;
+        }
+    }
+    let distinct = seen.count_ones();
+    2 * distinct.saturating_sub(2).max(3) + 1
+}
+
+impl fmt::Display for Depth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Depth::Plies(p) => write!(f, "{p}"),
+            Depth::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// The error of parsing a [`Depth`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("depth must be auto or a number of plies from 1 to {MAX_DEPTH}, found {0:?}")]
+pub struct ParseDepthError(pub String);
+
+impl FromStr for Depth {
+    type Err = ParseDepthError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "auto" {
+            return Ok(Depth::Auto);
+        }
+        match s.parse::<u32>() {
+            Ok(p) if (1..=MAX_DEPTH).contains(&p) => Ok(Depth::Plies(p)),
+            _ => Err(ParseDepthError(s.to_owned())),
+        }
+    }
+}
+
+/// The value of a move node with no legal move (game over inside the search).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terminal {
+    /// 0, as the best-known public heuristic engine scores a lost board.
+    Zero,
+    /// h(board), as in the seed document's pseudo-code.
+    Heuristic,
+}
+
+/// Named defaults; every field can be overridden afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// Evaluator `tuned`, reward weight 0, terminal 0, cut-off 0.0001, depth `auto`: the settings of the best-known
+    /// public heuristic expectimax engine, so values can be compared board by board.
+    #[default]
+    Tuned,
+    /// Evaluator `classic`, reward weight 1 (seed 002 eq. 3: merge score plus heuristic), terminal h(board),
+    /// cut-off 0.0001, depth 4 plies.
+    Classic,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 2] = [Profile::Tuned, Profile::Classic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Tuned => "tuned",
+            Profile::Classic => "classic",
+        }
+    }
+
+    /// The profile's settings.
+    pub fn settings(self) -> SearchSettings {
+        match self {
+            Profile::Tuned => SearchSettings::default(),
+            Profile::Classic => SearchSettings {
+                profile: Profile::Classic,
+                evaluator: EvaluatorKind::Classic,
+                depth: Depth::Plies(4),
+                reward_weight: 1.0,
+                terminal: Terminal::Heuristic,
+                ..SearchSettings::default()
+            },
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing a [`Profile`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a profile (tuned or classic)")]
+pub struct ParseProfileError(pub String);
+
+impl FromStr for Profile {
+    type Err = ParseProfileError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tuned" => Ok(Profile::Tuned),
+            "classic" => Ok(Profile::Classic),
+            _ => Err(ParseProfileError(s.to_owned())),
+        }
+    }
+}
+
+/// Default transposition table size: 2^20 entries (24 MiB) per searching thread, reused between searches.
+pub const DEFAULT_TT_BITS: u8 = 20;
+
+/// Everything that shapes one search. `Default` is the `tuned` profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchSettings {
+    /// The profile these settings started from (reported back).
+    pub profile: Profile,
+    pub evaluator: EvaluatorKind,
+    pub depth: Depth,
+    /// Weight of a move's merge reward in a move node's value.
+    pub reward_weight: f64,
+    pub terminal: Terminal,
+    /// A chance node whose path probability is below this is evaluated by the heuristic instead of expanded.
+    pub prob_cutoff: f64,
+    /// Seed 002's speed-up: a chance node averages over at most this many empty cells, chosen uniformly.
+    pub sample_cells: Option<u32>,
+    /// Seed 002's speed-up: a move node below the root expands only the k moves whose immediate evaluation is best.
+    pub top_k: Option<u32>,
+    /// Seeds the random choices of `sample_cells`.
+    pub seed: u64,
+    /// With a budget the search deepens iteratively and returns the deepest completed iteration.
+    pub time_budget: Option<Duration>,
+    /// Stop after about this many nodes (tests bound searches by nodes, never by time).
+    pub node_limit: Option<u64>,
+    /// Transposition table size as log2 of the entry count; `None` disables the table.
+    pub tt_bits: Option<u8>,
+    /// Threads searching the root moves in parallel (the result does not depend on it).
+    pub threads: usize,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        SearchSettings {
+            profile: Profile::Tuned,
+            evaluator: EvaluatorKind::Tuned,
+            depth: Depth::Auto,
+            reward_weight: 0.0,
+            terminal: Terminal::Zero,
+            prob_cutoff: 0.0001,
+            sample_cells: None,
+            top_k: None,
+            seed: 0,
+            time_budget: None,
+            node_limit: None,
+            tt_bits: Some(DEFAULT_TT_BITS),
+            threads: 1,
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The transposition table: fixed size, allocated once per thread and reused, keyed by the board at chance nodes.
+//!
+//! An entry stores the plies that were left when its value was computed; it may be reused at a node with the same
+//! or fewer plies left. Entries are invalidated in O(1) by a generation stamp (one generation per root move), so no
+//! search clears memory. Replacement: always replace (the newest entry is the likeliest to be hit again).
+
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    key: u64,
+    value: f64,
+    /// generation << 8 | plies
+    stamp: u32,
+}
+
+/// A fixed-size, direct-mapped table of chance-node values.
+pub struct TranspositionTable {
+    entries: Vec<Entry>,
+    bits: u8,
+    generation: u32,
+    used: u64,
+}
+
+impl TranspositionTable {
+    /// A table of 2^bits entries (24 bytes each).
+    pub fn new(bits: u8) -> TranspositionTable {
+        let bits = bits.clamp(4, 30);
+        TranspositionTable {
+            entries: vec![Entry::default(); 1 << bits],
+            bits,
+            generation: 1,
+            used: 0,
+        }
+    }
+
+    /// log2 of the entry count.
+    pub fn bits(&self) -> u8 {
+        self.bits
+    }
+
+    /// Number of entries.
+    pub fn capacity(&self) -> u64 {
+        1 << self.bits
+    }
+
+    /// Entries written in the current generation that went to an empty or stale slot.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Forgets every entry (O(1)).
+    pub fn new_generation(&mut self) {
+        self.generation = (self.generation + 1) & 0x00FF_FFFF;
+        if self.generation == 0 {
+            // Wrapped around: stale stamps could match again, so really clear.
+            self.entries.fill(Entry::default());
+            self.generation = 1;
+        }
+        self.used = 0;
+    }
+
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
+    }
+
+    /// The value stored for `key` with at least `plies` plies, if any.
+    #[inline]
+    pub fn get(&self, key: u64, plies: u32) -> Option<f64> {
+        let e = &self.entries[self.slot(key)];
+        (e.key == key && e.stamp >> 8 == self.generation && (e.stamp & 0xFF) >= plies).then_some(e.value)
+    }
+
+    /// Stores the value of `key` computed with `plies` plies left.
+    #[inline]
+    pub fn put(&mut self, key: u64, plies: u32, value: f64) {
+        let slot = self.slot(key);
+        let generation = self.generation;
+        let e = &mut self.entries[slot];
+        if e.stamp >> 8 != generation {
+            self.used += 1;
+        }
+        *e = Entry {
+            key,
+            value,
+            stamp: (generation << 8) | plies.min(255),
+        };
+    }
+}

@@ -1,0 +1,220 @@
+//! Golden values of the search (seed 002 section 8 and the issue) and the fast search against the reference search.
+
+use advisor2048::engine::reference::Grid;
+use advisor2048::engine::{Direction, Tiles};
+use advisor2048::eval::classic::{self, ClassicWeights};
+use advisor2048::eval::tuned::{self, TunedWeights};
+use advisor2048::eval::EvaluatorKind;
+use advisor2048::search::reference::{root_values_reference, ReferenceParams};
+use advisor2048::search::{search, Depth, Profile, SearchOutcome, SearchSettings, StopHandle, Terminal};
+use proptest::prelude::*;
+
+const EXAMPLE: [[i64; 4]; 4] = [[0, 0, 2, 2], [0, 4, 8, 16], [2, 4, 8, 32], [128, 64, 32, 1024]];
+const SECOND: [[i64; 4]; 4] = [[2, 0, 0, 0], [4, 2, 0, 0], [16, 8, 4, 0], [256, 128, 32, 8]];
+
+fn run(rows: &[[i64; 4]; 4], profile: Profile, depth: u32, tt: bool) -> SearchOutcome {
+    let tiles = Tiles::from_rows(rows).unwrap();
+    let settings = SearchSettings {
+        depth: Depth::Plies(depth),
+        tt_bits: if tt { Some(16) } else { None },
+        ..profile.settings()
+    };
+    search(
+        &tiles,
+        &settings.evaluator.default_evaluator(),
+        &settings,
+        &StopHandle::new(),
+    )
+}
+
+fn rounded(values: [Option<f64>; 4], places: i32) -> [Option<f64>; 4] {
+    let k = 10f64.powi(places);
+    values.map(|v| v.map(|v| (v * k).round() / k))
+}
+
+fn classic_h(g: &Grid) -> f64 {
+    ClassicWeights::default().total(&classic::terms_reference(g))
+}
+
+fn tuned_h(g: &Grid) -> f64 {
+    tuned::breakdown_reference(g, &TunedWeights::default()).total
+}
+
+const CLASSIC_REF: ReferenceParams = ReferenceParams {
+    reward_weight: 1.0,
+    terminal_heuristic: true,
+    prob_cutoff: 1e-4,
+};
+const TUNED_REF: ReferenceParams = ReferenceParams {
+    reward_weight: 0.0,
+    terminal_heuristic: false,
+    prob_cutoff: 1e-4,
+};
+
+#[test]
+fn seed_section_8_two_by_two() {
+    let grid = vec![vec![2, 4], vec![0, 8]];
+    let values = rounded(root_values_reference(&grid, 2, &classic_h, &CLASSIC_REF), 4);
+    assert_eq!(values, [None, Some(9.6333), Some(9.2403), None]);
+    assert_eq!(advisor2048::search::choose(&values), Some(Direction::Down));
+}
+
+#[test]
+fn example_classic_depth_3() {
+    for tt in [false, true] {
+        let o = run(&EXAMPLE, Profile::Classic, 3, tt);
+        assert_eq!(
+            rounded(o.values, 4),
+            [Some(1081.5864), Some(1155.0509), Some(1124.2152), Some(1159.2054)]
+        );
+        assert_eq!(o.best, Some(Direction::Right));
+        assert_eq!(o.stats.depth, 3);
+    }
+}
+
+#[test]
+fn example_tuned_depth_3() {
+    let o = run(&EXAMPLE, Profile::Tuned, 3, false);
+    assert_eq!(
+        rounded(o.values, 2),
+        [Some(1301973.77), Some(1398263.95), Some(1395148.42), Some(1401191.42)]
+    );
+    assert_eq!(o.best, Some(Direction::Right));
+}
+
+#[test]
+fn second_board_classic_depth_2_and_tuned_depth_3() {
+    let o = run(&SECOND, Profile::Classic, 2, false);
+    assert_eq!(rounded(o.values, 4), [Some(18.1009), None, None, Some(300.5621)]);
+    assert_eq!(o.best, Some(Direction::Right));
+    let o = run(&SECOND, Profile::Tuned, 3, false);
+    assert_eq!(rounded(o.values, 2), [Some(1475411.32), None, None, Some(1539038.51)]);
+}
+
+#[test]
+fn game_over_has_no_direction() {
+    let full = [[2, 4, 2, 4], [4, 2, 4, 2], [2, 4, 2, 4], [4, 2, 4, 2]];
+    let o = run(&full, Profile::Tuned, 3, true);
+    assert!(o.game_over());
+    assert_eq!(o.best, None);
+    assert_eq!(o.values, [None; 4]);
+}
+
+#[test]
+fn threads_do_not_change_the_result() {
+    let tiles = Tiles::from_rows(&EXAMPLE).unwrap();
+    let base = SearchSettings {
+        depth: Depth::Plies(5),
+        ..Profile::Tuned.settings()
+    };
+    let eval = EvaluatorKind::Tuned.default_evaluator();
+    let one = search(&tiles, &eval, &base, &StopHandle::new());
+    let two = search(
+        &tiles,
+        &eval,
+        &SearchSettings {
+            threads: 2,
+            ..base.clone()
+        },
+        &StopHandle::new(),
+    );
+    let four = search(
+        &tiles,
+        &eval,
+        &SearchSettings { threads: 4, ..base },
+        &StopHandle::new(),
+    );
+    assert_eq!(one.values, two.values);
+    assert_eq!(one.values, four.values);
+    assert_eq!(one.stats.nodes, two.stats.nodes);
+}
+
+#[test]
+fn node_limit_cuts_the_search_and_keeps_the_last_completed_iteration() {
+    let tiles = Tiles::from_rows(&EXAMPLE).unwrap();
+    let settings = SearchSettings {
+        depth: Depth::Plies(9),
+        node_limit: Some(200_000),
+        time_budget: Some(std::time::Duration::from_secs(3600)),
+        ..Profile::Tuned.settings()
+    };
+    let o = search(
+        &tiles,
+        &EvaluatorKind::Tuned.default_evaluator(),
+        &settings,
+        &StopHandle::new(),
+    );
+    assert!(o.stats.truncated);
+    assert!(o.stats.depth >= 1 && o.stats.depth < 9, "depth {}", o.stats.depth);
+    assert!(o.best.is_some());
+    let shallow = run(&EXAMPLE, Profile::Tuned, o.stats.depth, true);
+    assert_eq!(o.values, shallow.values);
+}
+
+#[test]
+fn a_tripped_stop_handle_returns_no_completed_iteration() {
+    let tiles = Tiles::from_rows(&EXAMPLE).unwrap();
+    let stop = StopHandle::new();
+    stop.stop();
+    let settings = SearchSettings {
+        depth: Depth::Plies(11),
+        ..Profile::Tuned.settings()
+    };
+    let o = search(&tiles, &EvaluatorKind::Tuned.default_evaluator(), &settings, &stop);
+    assert!(o.stats.truncated);
+    assert_eq!(o.best, None);
+    assert!(!o.completed());
+}
+
+#[test]
+fn huge_tiles_take_the_exact_path() {
+    let rows = [[65536, 32768, 2, 0], [32768, 4, 0, 0], [8, 0, 0, 0], [0, 0, 0, 0]];
+    let tiles = Tiles::from_rows(&rows).unwrap();
+    let settings = SearchSettings {
+        depth: Depth::Plies(3),
+        tt_bits: None,
+        ..Profile::Tuned.settings()
+    };
+    let o = search(
+        &tiles,
+        &EvaluatorKind::Tuned.default_evaluator(),
+        &settings,
+        &StopHandle::new(),
+    );
+    assert!(!o.stats.fast_path);
+    let grid: Grid = rows.iter().map(|r| r.iter().map(|&v| v as u32).collect()).collect();
+    let reference = root_values_reference(&grid, 3, &tuned_h, &TUNED_REF);
+    for (a, b) in o.values.iter().zip(reference) {
+        match (a, b) {
+            (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-9 * b.abs(), "{a} vs {b}"),
+            (a, b) => assert_eq!(*a, b),
+        }
+    }
+}
+
+fn exponent() -> impl Strategy<Value = u8> {
+    prop_oneof![45 => Just(0u8), 40 => 1u8..=5, 15 => 6u8..=11]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The fast search (no table) equals the plain recursive search over the reference model, depth 1-3.
+    #[test]
+    fn fast_search_equals_reference(e in proptest::array::uniform16(exponent()), depth in 1u32..=3, classic in any::<bool>()) {
+        let tiles = Tiles::from_exponents(e).unwrap();
+        let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
+        let profile = if classic { Profile::Classic } else { Profile::Tuned };
+        let settings = SearchSettings { depth: Depth::Plies(depth), tt_bits: None, ..profile.settings() };
+        let o = search(&tiles, &settings.evaluator.default_evaluator(), &settings, &StopHandle::new());
+        let (h, params): (&dyn Fn(&Grid) -> f64, _) = if classic { (&classic_h, CLASSIC_REF) } else { (&tuned_h, TUNED_REF) };
+        prop_assert_eq!(settings.terminal == Terminal::Heuristic, params.terminal_heuristic);
+        let reference = root_values_reference(&grid, depth, h, &params);
+        for (a, b) in o.values.iter().zip(reference) {
+            match (a, b) {
+                (Some(a), Some(b)) => prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} vs {}", a, b),
+                (a, b) => prop_assert_eq!(*a, b),
+            }
+        }
+    }
+}
