@@ -1,0 +1,1 @@
+//! `advisor2048 simulate`: to be written (self-play from the command line).
