@@ -4,9 +4,11 @@
 //! - [`engine`]: the rules: bitboard, row tables, exact wide boards, formats, seeded RNG, the reference model.
 //! - [`eval`]: the evaluators (`classic`, `tuned`) behind one [`eval::Evaluator`] trait, with breakdowns.
 //! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
+//! - [`server`]: the axum HTTP service, a thin layer over the above.
 //!
 //! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
 
 pub mod engine;
 pub mod eval;
 pub mod search;
+pub mod server;

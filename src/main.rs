@@ -1,4 +1,17 @@
-fn main() {
-    eprintln!("advisor2048: the engine is built; the service is not yet");
-    std::process::exit(2);
+//! The `advisor2048` binary: parse the command line and hand over to the library.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    match cli::run(cli::Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("advisor2048: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::tables::{tables, OVERFLOW};
+use super::tables::{entry_reward, entry_row, tables, OVERFLOW};
 
 /// A move direction. The order of [`Direction::ALL`] (up, down, left, right) is the order used everywhere:
 /// in responses, and to break ties between equally good moves.
@@ -197,14 +197,14 @@ impl Board {
     pub(crate) fn slide(self, dir: Direction) -> (Board, u32) {
         let t = tables();
         match dir {
-            Direction::Left => self.slide_rows(&t.left, &t.left_reward),
-            Direction::Right => self.slide_rows(&t.right, &t.right_reward),
+            Direction::Left => self.slide_rows(&t.left),
+            Direction::Right => self.slide_rows(&t.right),
             Direction::Up => {
-                let (b, r) = self.transpose().slide_rows(&t.left, &t.left_reward);
+                let (b, r) = self.transpose().slide_rows(&t.left);
                 (b.transpose(), r)
             }
             Direction::Down => {
-                let (b, r) = self.transpose().slide_rows(&t.right, &t.right_reward);
+                let (b, r) = self.transpose().slide_rows(&t.right);
                 (b.transpose(), r)
             }
         }
@@ -215,28 +215,29 @@ impl Board {
     pub(crate) fn slide_all(self) -> [(Board, u32); 4] {
         let t = tables();
         let tr = self.transpose();
-        let (u, ur) = tr.slide_rows(&t.left, &t.left_reward);
-        let (d, dr) = tr.slide_rows(&t.right, &t.right_reward);
+        let (u, ur) = tr.slide_rows(&t.left);
+        let (d, dr) = tr.slide_rows(&t.right);
         [
             (u.transpose(), ur),
             (d.transpose(), dr),
-            self.slide_rows(&t.left, &t.left_reward),
-            self.slide_rows(&t.right, &t.right_reward),
+            self.slide_rows(&t.left),
+            self.slide_rows(&t.right),
         ]
     }
 
     #[inline(always)]
-    fn slide_rows(self, rows: &[u16], rewards: &[u32]) -> (Board, u32) {
-        let mut out = 0u64;
-        let mut reward = 0u32;
-        for r in 0..4 {
-            let shift = 48 - 16 * r;
-            let row = (self.0 >> shift) as u16 as usize;
-            out |= (rows[row] as u64) << shift;
-            reward |= rewards[row] & OVERFLOW;
-            reward += rewards[row] & !OVERFLOW;
-        }
-        (Board(out), reward)
+    fn slide_rows(self, table: &[u32]) -> (Board, u32) {
+        let e0 = table[(self.0 >> 48) as usize];
+        let e1 = table[(self.0 >> 32) as u16 as usize];
+        let e2 = table[(self.0 >> 16) as u16 as usize];
+        let e3 = table[self.0 as u16 as usize];
+        let board = (entry_row(e0) << 48) | (entry_row(e1) << 32) | (entry_row(e2) << 16) | entry_row(e3);
+        // Rewards stay below 2^18 per row, so the sum never reaches the OVERFLOW bit; OR the flags in afterwards.
+        let reward = (entry_reward(e0) & !OVERFLOW)
+            + (entry_reward(e1) & !OVERFLOW)
+            + (entry_reward(e2) & !OVERFLOW)
+            + (entry_reward(e3) & !OVERFLOW);
+        (Board(board), reward | ((e0 | e1 | e2 | e3) & OVERFLOW))
     }
 
     /// Whether `dir` changes the board.

@@ -5,15 +5,27 @@
 
 use std::sync::OnceLock;
 
-/// Set in a reward entry when the move would merge two 32768 tiles: the 65536 it creates has no 4-bit nibble.
+/// Set in a reward when the move would merge two 32768 tiles: the 65536 it creates has no 4-bit nibble.
 pub(crate) const OVERFLOW: u32 = 1 << 31;
 
+/// One table entry per row and direction, packed in a `u32` so a move costs one lookup per row in a 256 KiB table:
+/// bits 0-15 the row after the move, bits 16-30 the reward / 4 (rewards are multiples of 4 and at most 49152 on a
+/// row that does not overflow), bit 31 [`OVERFLOW`].
 pub(crate) struct RowTables {
-    pub left: Vec<u16>,
-    pub right: Vec<u16>,
-    /// Reward of the move (the same for left and right only by symmetry of the merge rule is NOT guaranteed, so both).
-    pub left_reward: Vec<u32>,
-    pub right_reward: Vec<u32>,
+    pub left: Vec<u32>,
+    pub right: Vec<u32>,
+}
+
+/// The row after the move.
+#[inline(always)]
+pub(crate) fn entry_row(entry: u32) -> u64 {
+    u64::from(entry as u16)
+}
+
+/// The reward of the move, with the [`OVERFLOW`] bit kept in place.
+#[inline(always)]
+pub(crate) fn entry_reward(entry: u32) -> u32 {
+    ((entry >> 14) & 0x1_FFFC) | (entry & OVERFLOW)
 }
 
 static TABLES: OnceLock<RowTables> = OnceLock::new();
@@ -27,18 +39,20 @@ fn build() -> RowTables {
     let mut t = RowTables {
         left: vec![0; 65536],
         right: vec![0; 65536],
-        left_reward: vec![0; 65536],
-        right_reward: vec![0; 65536],
     };
     for row in 0..=u16::MAX {
         let (l, lr) = slide_left(unpack(row));
-        t.left[row as usize] = pack(l);
-        t.left_reward[row as usize] = lr;
+        t.left[row as usize] = entry(pack(l), lr);
         let (r, rr) = slide_left(reverse(unpack(row)));
-        t.right[row as usize] = pack(reverse(r));
-        t.right_reward[row as usize] = rr;
+        t.right[row as usize] = entry(pack(reverse(r)), rr);
     }
     t
+}
+
+fn entry(row: u16, reward: u32) -> u32 {
+    let plain = reward & !OVERFLOW;
+    debug_assert!(plain % 4 == 0 && plain / 4 < 1 << 15);
+    u32::from(row) | ((plain / 4) << 16) | (reward & OVERFLOW)
 }
 
 /// Exponents of a row, leftmost first.
@@ -115,16 +129,14 @@ mod tests {
     fn every_row_matches_reference() {
         let t = tables();
         for row in 0..=u16::MAX {
-            for (table, rewards, reference) in [
-                (&t.left, &t.left_reward, row_left_reference(row)),
-                (&t.right, &t.right_reward, row_right_reference(row)),
-            ] {
+            for (table, reference) in [(&t.left, row_left_reference(row)), (&t.right, row_right_reference(row))] {
+                let e = table[row as usize];
                 match reference {
                     Some((moved, reward)) => {
-                        assert_eq!(table[row as usize], moved, "row {row:04x}");
-                        assert_eq!(rewards[row as usize] as u64, reward, "row {row:04x}");
+                        assert_eq!(entry_row(e), u64::from(moved), "row {row:04x}");
+                        assert_eq!(u64::from(entry_reward(e)), reward, "row {row:04x}");
                     }
-                    None => assert_ne!(rewards[row as usize] & OVERFLOW, 0, "row {row:04x}"),
+                    None => assert_ne!(entry_reward(e) & OVERFLOW, 0, "row {row:04x}"),
                 }
             }
         }

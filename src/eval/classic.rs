@@ -151,6 +151,7 @@ fn corner_4x4(v: &[u64; 16]) -> f64 {
 }
 
 /// The five terms of any n x n grid of values, written plainly from the seed's formulas (the oracle).
+#[allow(clippy::needless_range_loop)] // (row, column) indices mirror the formulas
 pub fn terms_reference(grid: &Grid) -> ClassicTerms {
     let n = grid.len();
     let mut t = ClassicTerms::default();

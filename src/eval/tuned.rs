@@ -235,6 +235,7 @@ impl Evaluator for TunedEvaluator {
 }
 
 /// The raw terms of a 4x4 grid of tile values, written plainly from the definition (the oracle for the tables).
+#[allow(clippy::needless_range_loop)] // (row, column) indices mirror the definition
 pub fn terms_reference(grid: &crate::engine::reference::Grid) -> LineTerms {
     let rank = |v: u32| if v == 0 { 0.0 } else { f64::from(v).log2() };
     let n = grid.len();

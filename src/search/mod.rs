@@ -241,10 +241,10 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
         let node_limit = settings.node_limit.unwrap_or(u64::MAX);
         with_table(settings.tt_bits.filter(|_| after.tt_key().is_some()), |tt| {
             let capacity = tt.as_ref().map_or(0, |t| t.capacity());
-            let tt = tt.map(|t| {
+            let mut tt = tt;
+            if let Some(t) = tt.as_deref_mut() {
                 t.new_generation();
-                t
-            });
+            }
             let mut ctx = Ctx::new(eval, settings, rng, tt, stop.flag(), deadline, node_limit, shared_nodes);
             let value = settings.reward_weight * reward as f64 + ctx.chance_node(after, depth - 1, 1.0);
             RootResult {

@@ -137,8 +137,9 @@ impl FromStr for Profile {
     }
 }
 
-/// Default transposition table size: 2^20 entries (24 MiB) per searching thread, reused between searches.
-pub const DEFAULT_TT_BITS: u8 = 20;
+/// Default transposition table size: 2^17 entries (3 MiB) per searching thread, reused between searches. Larger
+/// tables find few more hits and cost more in cache misses than they save (see the README's speed section).
+pub const DEFAULT_TT_BITS: u8 = 17;
 
 /// Everything that shapes one search. `Default` is the `tuned` profile.
 #[derive(Clone, Debug, PartialEq)]

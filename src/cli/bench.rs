@@ -1,0 +1,145 @@
+//! `advisor2048 bench`: search speed on a fixed set of positions from real games (`benches/positions.txt`,
+//! written by `bench --generate`): positions per second, nodes per second, milliseconds per position.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+
+use super::{parse_board, SearchArgs};
+use advisor2048::engine::rng::{derive_seed, Rng};
+use advisor2048::engine::{Board, Tiles};
+use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
+
+/// The fixed positions: hex boards, one per line, from seeded self-play (early, middle and late game).
+pub const POSITIONS: &str = include_str!("../../benches/positions.txt");
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// A file of positions (hex or JSON rows, one per line) instead of the built-in set.
+    #[arg(long)]
+    pub positions: Option<std::path::PathBuf>,
+    /// Search each position this many times and keep the fastest (less noise).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Instead of benchmarking, print N positions from seeded self-play (tuned profile, depth 3).
+    #[arg(long, value_name = "N")]
+    pub generate: Option<usize>,
+    /// Seed of --generate.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Loads positions: one board per non-empty, non-comment line.
+pub fn load_positions(text: &str) -> anyhow::Result<Vec<Tiles>> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .enumerate()
+        .map(|(i, l)| parse_board(l).with_context(|| format!("position {}", i + 1)))
+        .collect()
+}
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.generate {
+        for board in generate(n, args.seed) {
+            println!("{board}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let positions = match &args.positions {
+        Some(path) => load_positions(&std::fs::read_to_string(path)?)?,
+        None => load_positions(POSITIONS)?,
+    };
+    let (settings, evaluator) = args.search.settings()?;
+    let mut times = Vec::with_capacity(positions.len());
+    let mut nodes = 0u64;
+    let mut total = Duration::ZERO;
+    for tiles in &positions {
+        let mut best = Duration::MAX;
+        for _ in 0..args.repeat.max(1) {
+            let start = Instant::now();
+            let outcome = search(tiles, &evaluator, &settings, &StopHandle::new());
+            let elapsed = start.elapsed();
+            if elapsed < best {
+                best = elapsed;
+                nodes += outcome.stats.nodes;
+            }
+        }
+        total += best;
+        times.push(best.as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let secs = total.as_secs_f64();
+    let figures = serde_json::json!({
+        "positions": positions.len(),
+        "profile": settings.profile.as_str(),
+        "depth": settings.depth.to_string(),
+        "threads": settings.threads,
+        "total_s": secs,
+        "positions_per_s": positions.len() as f64 / secs,
+        "nodes": nodes,
+        "nodes_per_s": nodes as f64 / secs,
+        "ms_per_position_median": pct(0.5),
+        "ms_per_position_p95": pct(0.95),
+        "ms_per_position_max": pct(1.0),
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+    } else {
+        println!(
+            "{} positions, profile {}, depth {}, {} thread(s): {:.2} s",
+            positions.len(),
+            settings.profile,
+            settings.depth,
+            settings.threads,
+            secs
+        );
+        println!("  positions/s   {:>14.2}", positions.len() as f64 / secs);
+        println!("  nodes/s       {:>14.0}  ({} nodes)", nodes as f64 / secs, nodes);
+        println!(
+            "  ms/position   median {:.2}, p95 {:.2}, max {:.2}",
+            pct(0.5),
+            pct(0.95),
+            pct(1.0)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `n` positions from seeded self-play games (tuned profile, depth 3), spread evenly over each game.
+fn generate(n: usize, seed: u64) -> Vec<Board> {
+    let games = 3;
+    let per_game = n.div_ceil(games);
+    let settings = SearchSettings {
+        depth: Depth::Plies(3),
+        ..Profile::Tuned.settings()
+    };
+    let evaluator = settings.evaluator.default_evaluator();
+    let mut out = Vec::new();
+    for g in 0..games as u64 {
+        let mut rng = Rng::new(derive_seed(seed, g));
+        let mut board = Board::new_game(&mut rng);
+        let mut history = vec![board];
+        loop {
+            let outcome = search(&Tiles::from(board), &evaluator, &settings, &StopHandle::new());
+            let Some(dir) = outcome.best else { break };
+            let Ok(Some(moved)) = board.play(dir) else { break };
+            let Some(next) = moved.board.spawn(&mut rng) else { break };
+            board = next;
+            history.push(board);
+        }
+        for k in 0..per_game {
+            out.push(history[k * (history.len() - 1) / per_game.max(1)]);
+        }
+    }
+    out.truncate(n);
+    out
+}

@@ -1,0 +1,104 @@
+//! Prometheus text-format metrics: requests by route, method and status, a latency histogram, searches running and
+//! queued, and nodes searched. Kept in plain atomics and one mutex-guarded map: no exporter crate needed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Upper bounds of the latency histogram buckets, in seconds.
+const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
+
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    /// Cumulative counts per bucket, then +Inf.
+    latency: [AtomicU64; BUCKETS.len() + 1],
+    latency_sum_us: AtomicU64,
+    nodes: AtomicU64,
+    searches: AtomicU64,
+}
+
+impl Metrics {
+    /// Records one finished request.
+    pub fn record(&self, route: &str, method: &str, status: u16, elapsed: Duration) {
+        if let Ok(mut map) = self.requests.lock() {
+            *map.entry((route.to_owned(), method.to_owned(), status)).or_default() += 1;
+        }
+        let secs = elapsed.as_secs_f64();
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            if secs <= *bound {
+                self.latency[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency[BUCKETS.len()].fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_us
+            .fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Records a finished search and its nodes.
+    pub fn record_search(&self, nodes: u64) {
+        self.nodes.fetch_add(nodes, Ordering::Relaxed);
+        self.searches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The metrics in Prometheus text format (version 0.0.4).
+    pub fn render(&self, running: usize, queued: usize) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP advisor2048_requests_total HTTP requests by route, method and status.\n");
+        out.push_str("# TYPE advisor2048_requests_total counter\n");
+        if let Ok(map) = self.requests.lock() {
+            for ((route, method, status), n) in map.iter() {
+                let _ = writeln!(
+                    out,
+                    "advisor2048_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {n}"
+                );
+            }
+        }
+        out.push_str("# HELP advisor2048_request_duration_seconds Request latency.\n");
+        out.push_str("# TYPE advisor2048_request_duration_seconds histogram\n");
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            let n = self.latency[i].load(Ordering::Relaxed);
+            let _ = writeln!(out, "advisor2048_request_duration_seconds_bucket{{le=\"{bound}\"}} {n}");
+        }
+        let count = self.latency[BUCKETS.len()].load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "advisor2048_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
+        let sum = self.latency_sum_us.load(Ordering::Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "advisor2048_request_duration_seconds_sum {sum}");
+        let _ = writeln!(out, "advisor2048_request_duration_seconds_count {count}");
+        let gauges = [
+            (
+                "advisor2048_searches_running",
+                "Searches running now.",
+                "gauge",
+                running as u64,
+            ),
+            (
+                "advisor2048_searches_queued",
+                "Searches waiting for a permit.",
+                "gauge",
+                queued as u64,
+            ),
+            (
+                "advisor2048_searches_total",
+                "Searches finished.",
+                "counter",
+                self.searches.load(Ordering::Relaxed),
+            ),
+            (
+                "advisor2048_nodes_searched_total",
+                "Moves tried by searches.",
+                "counter",
+                self.nodes.load(Ordering::Relaxed),
+            ),
+        ];
+        for (name, help, kind, value) in gauges {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        }
+        out
+    }
+}

@@ -1,0 +1,261 @@
+//! The HTTP service: a thin axum layer over the library.
+//!
+//! [`router`] builds the application (tests bind it to `127.0.0.1:0`), [`serve`] runs it until a shutdown signal,
+//! then stops accepting, lets in-flight searches finish for a grace period, and cancels the rest.
+//! Every search runs on tokio's blocking pool ([`limits::run_search`]), never on the async workers, so `/healthz`
+//! stays fast while every core searches.
+
+pub mod dto;
+pub mod error;
+pub mod limits;
+pub mod metrics;
+mod routes;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{HeaderName, HeaderValue, Method};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use error::ApiError;
+use limits::{ActiveSearches, SearchPermits};
+use metrics::Metrics;
+
+/// Where the service listens unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:2048";
+
+/// The service's limits and settings, validated once at start-up.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Searching threads at once (each request takes one permit per thread it asks for).
+    pub max_searches: usize,
+    /// Requests that may wait for a permit; beyond, 503 at once.
+    pub max_queue: usize,
+    /// The largest time budget of one search; a request without a budget gets this one.
+    pub max_budget: Duration,
+    /// The largest explicit depth, in plies.
+    pub max_depth: u32,
+    /// The most threads one request may ask for.
+    pub max_threads: usize,
+    /// `/simulate`: games per request.
+    pub max_sim_games: u64,
+    /// `/simulate`: moves per request, summed over its games.
+    pub max_sim_moves: u64,
+    /// `/simulate`: wall-clock limit; the games finished by then are returned.
+    pub max_sim_time: Duration,
+    /// `/simulate`: the time budget of each move's search (a request's `time_budget_ms` is clamped to it).
+    pub sim_move_budget: Duration,
+    /// Largest accepted body.
+    pub body_limit: usize,
+    /// Any request still running after this gets 504.
+    pub request_timeout: Duration,
+    /// Allowed CORS origins; empty means any origin (no credentials).
+    pub cors_origins: Vec<String>,
+    /// How long shutdown waits for running searches before cancelling them.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        ServerConfig {
+            max_searches: cpus,
+            max_queue: 64,
+            max_budget: Duration::from_millis(5000),
+            max_depth: crate::search::MAX_DEPTH,
+            max_threads: cpus,
+            max_sim_games: 1000,
+            max_sim_moves: 2_000_000,
+            max_sim_time: Duration::from_secs(120),
+            sim_move_budget: Duration::from_millis(1000),
+            body_limit: 64 * 1024,
+            request_timeout: Duration::from_secs(150),
+            cors_origins: Vec::new(),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Shared state of the handlers. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub config: ServerConfig,
+    pub permits: SearchPermits,
+    pub active: ActiveSearches,
+    pub metrics: Metrics,
+    shutting_down: AtomicBool,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(config: ServerConfig) -> AppState {
+        AppState(Arc::new(Inner {
+            permits: SearchPermits::new(config.max_searches, config.max_queue),
+            active: ActiveSearches::default(),
+            metrics: Metrics::default(),
+            shutting_down: AtomicBool::new(false),
+            config,
+        }))
+    }
+
+    pub fn shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+
+    pub fn search_bounds(&self) -> dto::SearchBounds {
+        dto::SearchBounds {
+            max_budget: self.config.max_budget,
+            max_depth: self.config.max_depth,
+            max_threads: self.config.max_threads,
+        }
+    }
+}
+
+/// The application: routes, fallbacks and middleware.
+pub fn router(state: AppState) -> Router {
+    let request_id = HeaderName::from_static("x-request-id");
+    let cors = cors_layer(&state.config.cors_origins);
+    let compression = CompressionLayer::new()
+        .compress_when(DefaultPredicate::new().and(NotForContentType::const_new("application/x-ndjson")));
+    Router::new()
+        .route("/", get(routes::playground::page))
+        .route("/best-move", post(routes::best_move::handle))
+        .route("/evaluate", post(routes::evaluate::handle))
+        .route("/simulate", post(routes::simulate::handle))
+        .route("/healthz", get(routes::health::healthz))
+        .route("/metrics", get(routes::health::metrics))
+        .route("/openapi.yaml", get(routes::health::openapi))
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(make_span))
+                .layer(PropagateRequestIdLayer::new(request_id))
+                .layer(CatchPanicLayer::custom(|_| {
+                    ApiError::Internal("a handler panicked".into()).into_response()
+                }))
+                .layer(middleware::from_fn_with_state(state.clone(), track))
+                .layer(cors)
+                .layer(compression),
+        )
+        .with_state(state)
+}
+
+fn make_span(req: &Request) -> tracing::Span {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str());
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    tracing::info_span!("request", method = %req.method(), route, request_id = id)
+}
+
+fn cors_layer(origins: &[String]) -> CorsLayer {
+    let allow = if origins.is_empty() {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    CorsLayer::new()
+        .allow_origin(allow)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([axum::http::header::CONTENT_TYPE])
+        .allow_private_network(true)
+        .max_age(Duration::from_secs(600))
+}
+
+/// Records metrics and enforces the request timeout.
+async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str())
+        .to_owned();
+    let method = req.method().to_string();
+    let timeout = state.config.request_timeout;
+    let response = match tokio::time::timeout(timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::Timeout(timeout.as_millis() as u64).into_response(),
+    };
+    state
+        .metrics
+        .record(&route, &method, response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// Serves `router(state)` on `listener` until `shutdown` resolves; then stops accepting, waits up to the grace
+/// period for running searches, cancels what is left, and returns.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state.clone());
+    let grace = state.config.shutdown_grace;
+    let watcher = state.clone();
+    let signal = async move {
+        shutdown.await;
+        watcher.shutting_down.store(true, Ordering::Relaxed);
+        tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down: no new connections");
+        // Cancel what is still searching when the grace period ends.
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let n = watcher.active.stop_all();
+            if n > 0 {
+                tracing::warn!(cancelled = n, "grace period over: cancelled running searches");
+            }
+        });
+    };
+    axum::serve(listener, app).with_graceful_shutdown(signal).await
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => tracing::info!("received SIGINT"),
+        _ = terminate => tracing::info!("received SIGTERM"),
+    }
+}

@@ -1,0 +1,67 @@
+//! One small handler per route, plus the JSON body extractor and the 404/405 fallbacks.
+
+pub mod best_move;
+pub mod evaluate;
+pub mod health;
+pub mod playground;
+pub mod simulate;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, Method, StatusCode, Uri};
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::AppState;
+
+/// A JSON request body: 415 unless declared `application/json` (or `application/*+json`), 413 over the body
+/// limit, 400 when it is not JSON. The typed reading (and its 422s) happens in `dto`.
+pub struct JsonBody(pub Value);
+
+impl FromRequest<AppState> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let is_json =
+            essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"));
+        if !is_json {
+            let shown = if content_type.is_empty() {
+                "none".to_owned()
+            } else {
+                content_type.to_owned()
+            };
+            return Err(ApiError::UnsupportedMediaType(shown));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge {
+                    limit: state.config.body_limit,
+                }
+            } else {
+                ApiError::MalformedJson(e.body_text())
+            }
+        })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::MalformedJson(e.to_string()))
+    }
+}
+
+/// 404 for every path without a route.
+pub async fn not_found(uri: Uri) -> ApiError {
+    ApiError::NotFound(uri.path().to_owned())
+}
+
+/// 405 for a known path with the wrong method.
+pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+    }
+}
