@@ -1,0 +1,89 @@
+//! Shared helpers of the HTTP tests: a real server on 127.0.0.1:0 and response validation against `openapi.yaml`.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+use advisor2048::server::{self, AppState, ServerConfig};
+use serde_json::Value;
+
+/// A running server; stopped when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    pub async fn start(config: ServerConfig) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let state = AppState::new(config);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let serve_state = state.clone();
+        tokio::spawn(async move {
+            let _ = server::serve(listener, serve_state, async {
+                let _ = rx.await;
+            })
+            .await;
+        });
+        TestServer {
+            addr,
+            state,
+            shutdown: Some(tx),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// The OpenAPI document as JSON.
+pub fn openapi() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(include_str!("../../openapi.yaml")).expect("openapi.yaml parses");
+        serde_json::to_value(yaml).expect("openapi.yaml is JSON-compatible")
+    })
+}
+
+/// Validates `instance` against `#/components/schemas/<name>` of `openapi.yaml` (OpenAPI 3.1 schemas are JSON Schema
+/// 2020-12): the whole document is the schema root, so internal `$ref`s resolve.
+pub fn assert_matches_schema(name: &str, instance: &Value) {
+    let mut root = openapi().clone();
+    assert!(
+        root["components"]["schemas"].get(name).is_some(),
+        "openapi.yaml has no schema {name}"
+    );
+    root.as_object_mut()
+        .expect("object")
+        .insert("$ref".into(), Value::String(format!("#/components/schemas/{name}")));
+    let validator = jsonschema::validator_for(&root).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "response does not match {name}: {errors:#?}\n{instance:#}"
+    );
+}
+
+pub const EXAMPLE: &str = "[[0,0,2,2],[0,4,8,16],[2,4,8,32],[128,64,32,1024]]";
+
+pub fn example() -> Value {
+    serde_json::from_str(EXAMPLE).expect("example board")
+}

@@ -1,0 +1,441 @@
+//! The HTTP API through its public interface: a real server on 127.0.0.1:0, reqwest, and every response body
+//! checked against `openapi.yaml`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use advisor2048::server::ServerConfig;
+use common::{assert_matches_schema, example, TestServer};
+use serde_json::{json, Value};
+
+async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let content_type = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body: Value = r.json().await.expect("JSON body");
+    if status >= 400 {
+        assert_eq!(content_type, "application/problem+json", "{body}");
+        assert_matches_schema("Problem", &body);
+        assert_eq!(body["status"], status);
+    }
+    (status, body)
+}
+
+fn values(body: &Value) -> Vec<Option<f64>> {
+    body["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .map(|m| m["value"].as_f64())
+        .collect()
+}
+
+fn round(x: Option<f64>, places: i32) -> Option<f64> {
+    let k = 10f64.powi(places);
+    x.map(|v| (v * k).round() / k)
+}
+
+#[tokio::test]
+async fn best_move_golden_in_every_board_format() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let saved = json!({"grid": {"size": 4, "cells": [
+        [null, null, {"position": {"x": 0, "y": 2}, "value": 2}, {"position": {"x": 0, "y": 3}, "value": 128}],
+        [null, {"position": {"x": 1, "y": 1}, "value": 4}, {"position": {"x": 1, "y": 2}, "value": 4}, {"position": {"x": 1, "y": 3}, "value": 64}],
+        [{"position": {"x": 2, "y": 0}, "value": 2}, {"position": {"x": 2, "y": 1}, "value": 8}, {"position": {"x": 2, "y": 2}, "value": 8}, {"position": {"x": 2, "y": 3}, "value": 32}],
+        [{"position": {"x": 3, "y": 0}, "value": 2}, {"position": {"x": 3, "y": 1}, "value": 16}, {"position": {"x": 3, "y": 2}, "value": 32}, {"value": 1024}]
+    ]}, "score": 1416, "over": false, "won": false, "keepPlaying": false});
+    for board in [example(), saved] {
+        let (status, body) = post(
+            &server,
+            "/best-move",
+            json!({"board": board, "profile": "classic", "depth": 3}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_matches_schema("BestMoveResponse", &body);
+        assert_eq!(body["direction"], "right");
+        assert_eq!(body["game_over"], false);
+        let v: Vec<_> = values(&body).into_iter().map(|v| round(v, 4)).collect();
+        assert_eq!(
+            v,
+            vec![Some(1081.5864), Some(1155.0509), Some(1124.2152), Some(1159.2054)]
+        );
+        assert_eq!(body["board"], example());
+        assert_eq!(body["search"]["depth"], 3);
+        assert_eq!(body["search"]["profile"], "classic");
+        // Every legal move carries its board and breakdown, whose contributions add up.
+        for m in body["moves"].as_array().unwrap() {
+            let h = &m["heuristic"];
+            let sum: f64 = h["components"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["contribution"].as_f64().unwrap())
+                .sum();
+            assert!((sum - h["total"].as_f64().unwrap()).abs() < 1e-6);
+        }
+    }
+    // Tuned profile, hex board: the early-game board moves up.
+    let (status, body) = post(&server, "/best-move", json!({"board": "0000000000000112", "depth": 3})).await;
+    assert_eq!(status, 200);
+    assert_matches_schema("BestMoveResponse", &body);
+    assert_eq!(body["moves"][1]["legal"], false);
+    assert_eq!(body["moves"][1]["value"], Value::Null);
+    assert_eq!(body["moves"][1]["board"], Value::Null);
+}
+
+#[tokio::test]
+async fn tuned_golden_and_game_over() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let (status, body) = post(
+        &server,
+        "/best-move",
+        json!({"board": [[2,0,0,0],[4,2,0,0],[16,8,4,0],[256,128,32,8]], "depth": 3}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let v: Vec<_> = values(&body).into_iter().map(|v| round(v, 2)).collect();
+    assert_eq!(v, vec![Some(1475411.32), None, None, Some(1539038.51)]);
+    let (status, body) = post(
+        &server,
+        "/best-move",
+        json!({"board": [[2,4,2,4],[4,2,4,2],[2,4,2,4],[4,2,4,2]]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_matches_schema("BestMoveResponse", &body);
+    assert_eq!(body["direction"], Value::Null);
+    assert_eq!(body["game_over"], true);
+}
+
+#[tokio::test]
+async fn evaluate_golden_numbers() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let (status, body) = post(&server, "/evaluate", json!({"board": example()})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_matches_schema("EvaluateResponse", &body);
+    assert_eq!(body["evaluator"], "classic");
+    assert_eq!(round(body["total"].as_f64(), 4), Some(1125.1164));
+    assert_eq!(body["after_moves"].as_array().unwrap().len(), 4);
+    let (status, body) = post(&server, "/evaluate", json!({"board": example(), "evaluator": "tuned"})).await;
+    assert_eq!(status, 200);
+    assert_eq!(round(body["total"].as_f64(), 2), Some(1403437.22));
+    let (status, body) = post(
+        &server,
+        "/evaluate",
+        json!({"board": example(), "evaluator": "tuned", "weights": {"empty": 0}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let empty = body["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "empty")
+        .unwrap()
+        .clone();
+    assert_eq!(empty["weight"], 0.0);
+    assert_eq!(empty["contribution"], 0.0);
+}
+
+#[tokio::test]
+async fn invalid_requests_name_every_problem() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let (status, body) = post(
+        &server,
+        "/best-move",
+        json!({"board": [[0,2,4,8],[0,0,0,0],[0,0,0,3],[0,0,0,0]]}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["errors"][0]["pointer"], "/board/2/3");
+    assert_eq!(
+        body["errors"][0]["message"],
+        "3 is not a tile value (0 or a power of two from 2 to 131072)"
+    );
+
+    let (status, body) = post(
+        &server,
+        "/best-move",
+        json!({"board": [[1,2,4,8],[0,-2,0,0],[0,0,0,262144],[0,0,0,2.5]], "dept": 3, "depth": 99, "weights": {"bogus": 1}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    let pointers: Vec<&str> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["pointer"].as_str().unwrap())
+        .collect();
+    for p in [
+        "/board/0/0",
+        "/board/1/1",
+        "/board/2/3",
+        "/board/3/3",
+        "/dept",
+        "/depth",
+        "/weights/bogus",
+    ] {
+        assert!(pointers.contains(&p), "{p} missing in {pointers:?}");
+    }
+    let depth = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["pointer"] == "/depth")
+        .unwrap();
+    assert!(depth["message"].as_str().unwrap().contains("limit of 29"), "{depth}");
+
+    for (board, pointer) in [
+        (json!("00000000000001g2"), "/board"),
+        (json!("0123"), "/board"),
+        (json!([[0, 0, 0, 0]]), "/board"),
+        (json!([[0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]), "/board/0"),
+        (json!({"grid": {"size": 5, "cells": []}}), "/board/grid/size"),
+        (
+            json!({"grid": {"size": 4, "cells": [[null, null, null, null], [null, null, null, null], [null, null, null, null], [null, null, {"position": {"x": 0, "y": 0}, "value": 2}, null]]}}),
+            "/board/grid/cells/3/2/position",
+        ),
+        (json!(42), "/board"),
+    ] {
+        let (status, body) = post(&server, "/best-move", json!({ "board": board })).await;
+        assert_eq!(status, 422, "{board}: {body}");
+        assert_eq!(body["errors"][0]["pointer"], pointer, "{board}: {body}");
+    }
+    let (status, body) = post(&server, "/best-move", json!({})).await;
+    assert_eq!((status, body["errors"][0]["pointer"].as_str()), (422, Some("/board")));
+    let (status, _) = post(&server, "/best-move", json!([1, 2])).await;
+    assert_eq!(status, 422);
+    let (status, body) = post(
+        &server,
+        "/evaluate",
+        json!({"board": example(), "evaluator": "tuned", "weights": {"corner": 1}}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["errors"][0]["pointer"].as_str()),
+        (422, Some("/weights/corner"))
+    );
+    let (status, body) = post(
+        &server,
+        "/best-move",
+        json!({"board": example(), "threads": 1000, "top_k": 9, "prob_cutoff": 1.5}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["errors"].as_array().unwrap().len(), 3, "{body}");
+}
+
+#[tokio::test]
+async fn transport_errors_are_problem_details() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let client = reqwest::Client::new();
+    let check = |r: reqwest::Response, status: u16| async move {
+        assert_eq!(r.status().as_u16(), status);
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        let body: Value = r.json().await.unwrap();
+        assert_matches_schema("Problem", &body);
+        body
+    };
+    let r = client
+        .post(server.url("/best-move"))
+        .header("content-type", "application/json")
+        .body("{\"board\": [")
+        .send();
+    check(r.await.unwrap(), 400).await;
+    let r = client
+        .post(server.url("/best-move"))
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send();
+    check(r.await.unwrap(), 415).await;
+    let r = client.post(server.url("/best-move")).body("{}").send();
+    check(r.await.unwrap(), 415).await;
+    let big = format!("{{\"board\": \"{}\"}}", "0".repeat(70 * 1024));
+    let r = client
+        .post(server.url("/best-move"))
+        .header("content-type", "application/json")
+        .body(big)
+        .send();
+    check(r.await.unwrap(), 413).await;
+    check(client.get(server.url("/nope")).send().await.unwrap(), 404).await;
+    check(client.get(server.url("/best-move")).send().await.unwrap(), 405).await;
+    check(client.delete(server.url("/healthz")).send().await.unwrap(), 405).await;
+}
+
+#[tokio::test]
+async fn health_spec_metrics_request_id_and_cors() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let client = reqwest::Client::new();
+    let r = client.get(server.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let id = r
+        .headers()
+        .get("x-request-id")
+        .expect("generated request id")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(id.len(), 36, "{id}");
+    let body: Value = r.json().await.unwrap();
+    assert_matches_schema("Health", &body);
+    assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+
+    let r = client
+        .get(server.url("/healthz"))
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "abc-123");
+
+    let spec = client
+        .get(server.url("/openapi.yaml"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(spec, include_str!("../openapi.yaml"));
+
+    post(&server, "/evaluate", json!({"board": example()})).await;
+    let metrics = client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("advisor2048_requests_total{route=\"/evaluate\",method=\"POST\",status=\"200\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("advisor2048_request_duration_seconds_bucket{le=\"+Inf\"}"));
+    assert!(metrics.contains("advisor2048_searches_running 0"));
+
+    let page = client.get(server.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+
+    let preflight = client
+        .request(reqwest::Method::OPTIONS, server.url("/best-move"))
+        .header("origin", "https://play2048.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .header("access-control-request-private-network", "true")
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success());
+    let h = preflight.headers();
+    assert_eq!(h["access-control-allow-origin"], "*");
+    assert!(h["access-control-allow-methods"].to_str().unwrap().contains("POST"));
+    assert!(h["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .contains("content-type"));
+    assert_eq!(h["access-control-allow-private-network"], "true");
+}
+
+/// A search that runs until its time budget or a cancellation (depth 29 on a mid-game board never completes).
+fn long_search() -> Value {
+    json!({"board": "13222442a7b8c9d1", "depth": 29, "time_budget_ms": 20000})
+}
+
+async fn running(server: &TestServer) -> u64 {
+    let r = reqwest::get(server.url("/healthz")).await.unwrap();
+    r.json::<Value>().await.unwrap()["searches_running"].as_u64().unwrap()
+}
+
+async fn wait_for_running(server: &TestServer, n: u64) -> Duration {
+    let start = Instant::now();
+    while running(server).await != n {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "searches_running never became {n}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    start.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saturation_cancellation_and_health_while_busy() {
+    let config = ServerConfig {
+        max_searches: 1,
+        max_queue: 0,
+        max_budget: Duration::from_secs(20),
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    let url = server.url("/best-move");
+    let first = tokio::spawn(async move { reqwest::Client::new().post(url).json(&long_search()).send().await });
+    wait_for_running(&server, 1).await;
+
+    // Every permit taken and no queue: 503 at once, with Retry-After.
+    let r = reqwest::Client::new()
+        .post(server.url("/best-move"))
+        .json(&json!({"board": example()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let body: Value = r.json().await.unwrap();
+    assert_matches_schema("Problem", &body);
+
+    // The async workers are free: /healthz answers while the search holds the core.
+    let start = Instant::now();
+    let r = reqwest::get(server.url("/healthz")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    println!("healthz while saturated: {:?}", start.elapsed());
+
+    // The client goes away: the drop guard stops the search and frees the permit long before its 20 s budget.
+    first.abort();
+    let freed = wait_for_running(&server, 0).await;
+    println!("permit freed {freed:?} after the client disconnected");
+    assert!(freed < Duration::from_secs(5), "{freed:?}");
+    let (status, _) = post(&server, "/best-move", json!({"board": example(), "depth": 1})).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_requests_wait_for_a_permit() {
+    let config = ServerConfig {
+        max_searches: 1,
+        max_queue: 4,
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let url = server.url("/best-move");
+        tasks.push(tokio::spawn(async move {
+            let r = reqwest::Client::new()
+                .post(url)
+                .json(&json!({"board": common::example(), "depth": 5}))
+                .send()
+                .await;
+            r.unwrap().status().as_u16()
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+}
