@@ -230,7 +230,7 @@ async fn invalid_requests_name_every_problem() {
     let (status, body) = post(
         &server,
         "/best-move",
-        json!({"board": example(), "threads": 1000, "top_k": 9, "prob_cutoff": 1.5}),
+        json!({"board": example(), "sample_cells": 0, "top_k": 9, "prob_cutoff": 1.5}),
     )
     .await;
     assert_eq!(status, 422);

@@ -73,7 +73,7 @@ impl FromStr for Direction {
 /// # Examples
 /// ```
 /// use advisor2048::engine::{Board, Direction};
-/// let board: Board = "0000000000000112".parse().unwrap(); // bottom row: 0 0 2 2 ... 4
+/// let board: Board = "0000000000000112".parse().unwrap(); // bottom row: 0 2 2 4
 /// let moved = board.play(Direction::Left).unwrap().unwrap();
 /// assert_eq!(moved.board.to_string(), "0000000000002200");
 /// assert_eq!(moved.reward, 4);

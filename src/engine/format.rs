@@ -31,8 +31,16 @@ pub enum BoardErrorKind {
     WrongLineLength(usize),
     /// A hex board that is not 16 digits long (length in characters).
     HexLength(usize),
-    /// A character that is not a hex digit.
-    HexDigit(char),
+    /// A character that is not a hex digit, and its position (0 = the top-left cell).
+    HexDigit { index: usize, ch: char },
+    /// The saved state's grid does not have 4 columns.
+    WrongColumnCount(usize),
+    /// A saved-state column does not have 4 cells.
+    WrongColumnLength(usize),
+    /// A saved-state tile whose value is not a power of two from 2 to 131072 (empty cells are `null`).
+    NotASavedTile(i64),
+    /// Tiles summing to more than any 4x4 game can hold (2^18 - 4 = 262140).
+    Unreachable(u64),
     /// The saved state's `grid.size` is not 4.
     GridSize(i64),
     /// A saved-state cell whose `position` disagrees with where it is stored.
@@ -51,10 +59,22 @@ impl fmt::Display for BoardErrorKind {
             BoardErrorKind::WrongLineCount(n) => write!(f, "a board has 4 rows, found {n}"),
             BoardErrorKind::WrongLineLength(n) => write!(f, "a row has 4 cells, found {n}"),
             BoardErrorKind::HexLength(n) => write!(f, "a hex board has 16 digits, found {n}"),
-            BoardErrorKind::HexDigit(c) => write!(
+            BoardErrorKind::HexDigit { index, ch } => write!(
                 f,
-                "{c:?} is not a hex digit (exponents 0-f; boards with tiles above 32768 use the rows format)"
+                "character {index} ({ch:?}, row {}, column {}) is not a hex digit (exponents 0-f; boards with tiles \
+                 above 32768 use the rows format)",
+                index / 4,
+                index % 4
             ),
+            BoardErrorKind::WrongColumnCount(n) => write!(f, "a saved grid has 4 columns, found {n}"),
+            BoardErrorKind::WrongColumnLength(n) => write!(f, "a saved grid column has 4 cells, found {n}"),
+            BoardErrorKind::NotASavedTile(v) => write!(
+                f,
+                "{v} is not a tile value (a power of two from 2 to {MAX_TILE}; empty cells are null)"
+            ),
+            BoardErrorKind::Unreachable(sum) => {
+                write!(f, "the tiles sum to {sum}, more than a 4x4 game can hold ({MAX_SUM})")
+            }
             BoardErrorKind::GridSize(n) => write!(f, "grid size must be 4, found {n}"),
             BoardErrorKind::PositionMismatch { x, y } => {
                 write!(f, "cell says position x={x}, y={y}, which is not where it is stored")
@@ -80,6 +100,18 @@ fn err(path: impl Into<String>, kind: BoardErrorKind) -> BoardError {
         path: path.into(),
         kind,
     }
+}
+
+/// The largest tile sum a 4x4 game can reach: 131072 + 65536 + ... + 8 + 4 + 4 = 2^18 - 4. Rejecting larger sums
+/// keeps every move of a parsed board within 131072 (a 262144 tile would need a sum of 2^18).
+pub const MAX_SUM: u64 = (1 << 18) - 4;
+
+fn reachable(tiles: Tiles) -> Result<Tiles, BoardError> {
+    let sum = tiles.tile_sum();
+    if sum > MAX_SUM {
+        return Err(err("", BoardErrorKind::Unreachable(sum)));
+    }
+    Ok(tiles)
 }
 
 /// The exponent of a tile value: 0 for empty, k for 2^k (1 <= k <= 17).
@@ -129,7 +161,7 @@ impl Tiles {
                     exponent_of(v).ok_or_else(|| err(format!("/{r}/{c}"), BoardErrorKind::NotATile(v)))?;
             }
         }
-        Ok(Tiles(cells))
+        reachable(Tiles(cells))
     }
 
     /// Parses 16 hex digits of exponents, row-major, top-left first (upper or lower case).
@@ -140,9 +172,11 @@ impl Tiles {
         }
         let mut cells = [0u8; 16];
         for (i, ch) in hex.chars().enumerate() {
-            cells[i] = ch.to_digit(16).ok_or_else(|| err("", BoardErrorKind::HexDigit(ch)))? as u8;
+            cells[i] = ch
+                .to_digit(16)
+                .ok_or_else(|| err("", BoardErrorKind::HexDigit { index: i, ch }))? as u8;
         }
-        Ok(Tiles(cells))
+        reachable(Tiles(cells))
     }
 
     /// The hex format, or `None` when a tile is above 32768 (no hex digit for its exponent).
@@ -158,14 +192,14 @@ impl Tiles {
             return Err(err("/grid/size", BoardErrorKind::GridSize(size)));
         }
         if cells.len() != 4 {
-            return Err(err("/grid/cells", BoardErrorKind::WrongLineCount(cells.len())));
+            return Err(err("/grid/cells", BoardErrorKind::WrongColumnCount(cells.len())));
         }
         let mut out = [0u8; 16];
         for (x, column) in cells.iter().enumerate() {
             if column.len() != 4 {
                 return Err(err(
                     format!("/grid/cells/{x}"),
-                    BoardErrorKind::WrongLineLength(column.len()),
+                    BoardErrorKind::WrongColumnLength(column.len()),
                 ));
             }
             for (y, cell) in column.iter().enumerate() {
@@ -183,14 +217,14 @@ impl Tiles {
                     _ => {
                         return Err(err(
                             format!("/grid/cells/{x}/{y}/value"),
-                            BoardErrorKind::NotATile(cell.value),
+                            BoardErrorKind::NotASavedTile(cell.value),
                         ))
                     }
                 };
                 out[y * 4 + x] = e;
             }
         }
-        Ok(Tiles(out))
+        reachable(Tiles(out))
     }
 
     /// The saved grid in the original game's layout: `cells[x][y]` (column-major), `None` for empty cells.

@@ -1,6 +1,6 @@
 //! [`Tiles`]: the exact 4x4 board for every legal tile, including 65536 and 131072.
 
-use super::board::{Board, Direction, Moved};
+use super::board::{Board, Direction};
 use super::rng::Rng;
 
 /// Largest exponent a 4x4 board can hold: 2^17 = 131072 (16 cells can never sum to more than 2^18 - 4).
@@ -27,9 +27,11 @@ pub const MAX_TILE: u32 = 1 << MAX_EXPONENT;
 pub struct Tiles(pub(crate) [u8; 16]);
 
 impl Tiles {
-    /// From 16 exponents (row-major); `None` if one is above [`MAX_EXPONENT`].
+    /// From 16 exponents (row-major); `None` if one is above [`MAX_EXPONENT`] or the tiles sum to more than a
+    /// 4x4 game can hold ([`MAX_SUM`](super::MAX_SUM)), which guarantees no move creates a tile above 131072.
     pub fn from_exponents(exponents: [u8; 16]) -> Option<Tiles> {
-        exponents.iter().all(|&e| e <= MAX_EXPONENT).then_some(Tiles(exponents))
+        let t = Tiles(exponents);
+        (exponents.iter().all(|&e| e <= MAX_EXPONENT) && t.tile_sum() <= super::format::MAX_SUM).then_some(t)
     }
 
     /// The 16 exponents, row-major.
@@ -107,15 +109,6 @@ impl Tiles {
         let mut out = self.0;
         out[i] = e;
         Tiles(out)
-    }
-
-    /// Plays `dir` and reports it like [`Board::play`] when both boards fit the fast type.
-    pub fn play_fast(&self, dir: Direction) -> Option<Moved> {
-        let (t, reward) = self.play(dir)?;
-        Some(Moved {
-            board: t.to_board()?,
-            reward: u32::try_from(reward).ok()?,
-        })
     }
 }
 

@@ -100,15 +100,25 @@ pub fn read_board(value: &Value, at: &str, problems: &mut Problems) -> Option<Ti
     }
 }
 
+/// A JSON number that is a whole number (`2` or `2.0`; JSON Schema counts both as integers).
+pub fn whole_number(v: &Value) -> Option<i128> {
+    let n = v.as_number()?;
+    if let Some(i) = n.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = n.as_f64()?;
+    (f.fract() == 0.0 && f.abs() < 1.8e19).then_some(f as i128)
+}
+
 /// A tile value from JSON, or the message saying why it is not one.
 fn tile_value(v: &Value) -> Result<i64, String> {
     let not_tile = |shown: String| format!("{shown} is not a tile value (0 or a power of two from 2 to {MAX_TILE})");
-    match v {
-        Value::Number(n) => match n.as_i64() {
-            Some(i) if exponent_of(i).is_some() => Ok(i),
-            _ => Err(not_tile(n.to_string())),
-        },
-        other => Err(not_tile(other.to_string())),
+    match whole_number(v).and_then(|i| i64::try_from(i).ok()) {
+        Some(i) if exponent_of(i).is_some() => Ok(i),
+        _ => Err(not_tile(v.to_string())),
     }
 }
 
@@ -214,7 +224,7 @@ fn read_saved_state(state: &Map<String, Value>, at: &str, problems: &mut Problem
 /// An optional whole number in `min..=max`.
 pub fn read_u64(map: &Map<String, Value>, name: &str, min: u64, max: u64, problems: &mut Problems) -> Option<u64> {
     let v = map.get(name)?;
-    match v.as_u64() {
+    match whole_number(v).and_then(|n| u64::try_from(n).ok()) {
         Some(n) if (min..=max).contains(&n) => Some(n),
         _ => {
             problems.push(
@@ -226,6 +236,9 @@ pub fn read_u64(map: &Map<String, Value>, name: &str, min: u64, max: u64, proble
     }
 }
 
+/// The largest magnitude of a weight (and of `reward_weight`): keeps every value and contribution finite.
+pub const MAX_WEIGHT: f64 = 1e9;
+
 fn read_f64(map: &Map<String, Value>, name: &str, problems: &mut Problems) -> Option<f64> {
     let v = map.get(name)?;
     match v.as_f64() {
@@ -234,6 +247,16 @@ fn read_f64(map: &Map<String, Value>, name: &str, problems: &mut Problems) -> Op
             problems.push(pointer(&[name]), format!("{name} must be a finite number, found {v}"));
             None
         }
+    }
+}
+
+/// A weight: a number from -[`MAX_WEIGHT`] to [`MAX_WEIGHT`].
+fn weight_value(v: &Value) -> Result<f64, String> {
+    match v.as_f64() {
+        Some(x) if x.abs() <= MAX_WEIGHT => Ok(x),
+        _ => Err(format!(
+            "must be a number from -{MAX_WEIGHT:e} to {MAX_WEIGHT:e}, found {v}"
+        )),
     }
 }
 
@@ -320,7 +343,7 @@ pub fn read_search(
         None => {}
     }
     if let Some(v) = map.get("depth") {
-        match (v.as_str(), v.as_u64()) {
+        match (v.as_str(), whole_number(v).and_then(|d| u64::try_from(d).ok())) {
             (Some("auto"), _) => s.depth = Depth::Auto,
             (_, Some(d)) if (1..=u64::from(bounds.max_depth)).contains(&d) => s.depth = Depth::Plies(d as u32),
             (_, Some(d)) if d > u64::from(bounds.max_depth) => problems.push(
@@ -351,8 +374,11 @@ pub fn read_search(
             );
         }
     }
-    if let Some(w) = read_f64(map, "reward_weight", problems) {
-        s.reward_weight = w;
+    if let Some(v) = map.get("reward_weight") {
+        match weight_value(v) {
+            Ok(w) => s.reward_weight = w,
+            Err(message) => problems.push("/reward_weight", format!("reward_weight {message}")),
+        }
     }
     match read_str(map, "terminal", problems) {
         Some("zero") => s.terminal = Terminal::Zero,
@@ -417,9 +443,9 @@ pub fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mu
             );
             continue;
         }
-        match value.as_f64() {
-            Some(x) if x.is_finite() => overrides.push((name.clone(), x)),
-            _ => problems.push(at, format!("weight {name:?} must be a finite number, found {value}")),
+        match weight_value(value) {
+            Ok(x) => overrides.push((name.clone(), x)),
+            Err(message) => problems.push(at, format!("weight {name:?} {message}")),
         }
     }
     (problems.0.len() == before).then_some(overrides)

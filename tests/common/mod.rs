@@ -87,3 +87,15 @@ pub const EXAMPLE: &str = "[[0,0,2,2],[0,4,8,16],[2,4,8,32],[128,64,32,1024]]";
 pub fn example() -> Value {
     serde_json::from_str(EXAMPLE).expect("example board")
 }
+
+/// Empties cells from the top-left until the tiles sum to what a 4x4 game can hold (at most 2^18 - 4): the only
+/// boards `Tiles` accepts. Lets random generators produce high tiles freely.
+pub fn reachable(mut exponents: [u8; 16]) -> advisor2048::engine::Tiles {
+    let sum = |e: &[u8; 16]| e.iter().map(|&x| if x == 0 { 0 } else { 1u64 << x }).sum::<u64>();
+    let mut i = 0;
+    while sum(&exponents) > advisor2048::engine::MAX_SUM {
+        exponents[i] = 0;
+        i += 1;
+    }
+    advisor2048::engine::Tiles::from_exponents(exponents).expect("exponents up to 17 with a reachable sum")
+}
