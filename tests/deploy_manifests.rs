@@ -113,7 +113,7 @@ fn dockerfile_uid() -> u64 {
     let user = DOCKERFILE
         .lines()
         .filter_map(|line| line.trim().strip_prefix("USER "))
-        .last()
+        .next_back()
         .expect("the Dockerfile sets USER");
     let uid = user.trim().split(':').next().unwrap_or_default();
     uid.parse()
