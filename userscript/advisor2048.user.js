@@ -151,16 +151,19 @@
     }
   }
 
-  /** Reads the search fields into a request body fragment, or throws with a message the user can act on. */
+  /** A setting in the panel that cannot be sent as it is. */
+  class SettingsError extends Error {}
+
+  /** Reads the search fields into a request body fragment, or throws a SettingsError the user can act on. */
   function searchSettings() {
     const out = {};
     const depth = String(settings.depth).trim();
     if (depth === 'auto' || depth === '') out.depth = 'auto';
     else if (/^\d+$/.test(depth) && Number(depth) >= 1) out.depth = Number(depth);
-    else throw new Error(`depth must be "auto" or a whole number of plies, not "${depth}"`);
+    else throw new SettingsError(`depth must be "auto" or a whole number of plies, not "${depth}"`);
     const budget = String(settings.budgetMs === null ? '' : settings.budgetMs).trim();
     if (budget !== '' && budget !== '0') {
-      if (!/^\d+$/.test(budget)) throw new Error(`time budget must be a whole number of ms, not "${budget}"`);
+      if (!/^\d+$/.test(budget)) throw new SettingsError(`time budget must be a whole number of ms, not "${budget}"`);
       out.time_budget_ms = Number(budget);
     }
     if (settings.profile) out.profile = settings.profile;
@@ -383,6 +386,7 @@
 
   /** One auto-play step; returns how long to wait before the next one. Stops the loop itself when it must. */
   async function autoStep(runId) {
+    if (!alive(runId)) return 0;
     const reader = findReader();
     if (!reader) {
       stop('stopped: no supported 2048 board on this page', 'error');
@@ -400,9 +404,10 @@
       }
       reader.clickKeepGoing();
       setStatus('you win! clicked "Keep going"');
-      return settings.delayMs;
+      return Math.max(MIN_DELAY_MS, Number(settings.delayMs) || 0);
     }
     const read = await readSettledBoard(reader);
+    if (!alive(runId)) return 0;
     if (read.error) {
       stop(`stopped: cannot read the board: ${read.error}`, 'error');
       return 0;
@@ -414,6 +419,10 @@
       answer = await askBestMove(board);
     } catch (e) {
       if (!alive(runId)) return 0;
+      if (e instanceof SettingsError) {
+        stop(`stopped: ${e.message}`, 'error');
+        return 0;
+      }
       if (e instanceof ServiceError && !e.retryable) {
         stop(`stopped: the service refused the request: ${e.message}`, 'error');
         return 0;
@@ -460,7 +469,8 @@
       const after = reader.readBoard();
       if (!after.error && !sameBoard(after.rows, board)) return 0;
       if (Date.now() > deadline) {
-        stop(`stopped: the page did not move after pressing ${dir}`, 'error');
+        // Browsers stop drawing pages in background tabs: the game then never shows the move.
+        stop(`stopped: the page did not move after pressing ${dir} (is its tab in the background?)`, 'error');
         return 0;
       }
       await sleep(50);
@@ -487,7 +497,7 @@
       ui.showAnswer(answer);
       setStatus(answer.direction ? `hint: ${answer.direction} ${ARROWS[answer.direction]}` : 'game over: no legal move');
     } catch (e) {
-      setStatus(`service error: ${e.message}`, 'error');
+      setStatus(e instanceof SettingsError ? e.message : `service error: ${e.message}`, 'error');
     } finally {
       state.busy = false;
     }
@@ -504,7 +514,7 @@
     root.innerHTML = `
 <style>
   :host { all: initial; }
-  .panel { width: 270px; font: 12px/1.35 system-ui, sans-serif; color: #222; background: rgba(255,255,255,.96);
+  .panel { width: 290px; font: 12px/1.35 system-ui, sans-serif; color: #222; background: rgba(255,255,255,.96);
            border: 1px solid #bbada0; border-radius: 6px; box-shadow: 0 2px 10px rgba(0,0,0,.2); padding: 8px; }
   .head { display: flex; justify-content: space-between; align-items: center; font-weight: 600; margin-bottom: 6px; }
   .head button { padding: 0 6px; }
@@ -516,7 +526,7 @@
   input, select { font: inherit; min-width: 0; flex: 1; padding: 1px 3px; }
   input[type=checkbox] { flex: 0 0 auto; }
   .advice { font-size: 14px; font-weight: 600; margin: 6px 0 2px; }
-  .bar { display: grid; grid-template-columns: 44px 1fr 70px; gap: 4px; align-items: center; margin: 2px 0; }
+  .bar { display: grid; grid-template-columns: 54px 1fr 74px; gap: 4px; align-items: center; margin: 2px 0; }
   .bar .track { background: #eee4da; height: 10px; border-radius: 2px; overflow: hidden; }
   .bar .fill { background: #bbada0; height: 100%; }
   .bar.chosen .fill { background: #f67c5f; }
@@ -597,14 +607,16 @@
     const fmt = (x) => {
       if (typeof x !== 'number' || !Number.isFinite(x)) return String(x);
       const a = Math.abs(x);
-      return a >= 1e6 ? x.toExponential(3) : a >= 100 ? x.toFixed(1) : x.toFixed(3);
+      if (a >= 1e4) return Math.round(x).toLocaleString('en-US');
+      return a >= 100 ? x.toFixed(1) : x.toFixed(3);
     };
+    const ms = (x) => (typeof x === 'number' ? x.toFixed(x < 10 ? 2 : 0) : String(x));
     const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
     function showAnswer(a) {
       const s = a.search || {};
       $('[data-out=advice]').textContent = a.direction
-        ? `${ARROWS[a.direction]} ${a.direction}  \u00b7 depth ${s.depth}, ${s.nodes} nodes, ${s.elapsed_ms} ms`
+        ? `${ARROWS[a.direction]} ${a.direction}  \u00b7 depth ${s.depth}, ${s.nodes} nodes, ${ms(s.elapsed_ms)} ms`
         : 'no legal move';
       const legal = a.moves.filter((m) => m.legal && typeof m.value === 'number');
       const lo = Math.min(...legal.map((m) => m.value));
