@@ -4,6 +4,7 @@
 //! - [`engine`]: the rules: bitboard, row tables, exact wide boards, formats, seeded RNG, the reference model.
 //! - [`eval`]: the evaluators (`classic`, `tuned`) behind one [`eval::Evaluator`] trait, with breakdowns.
 //! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
+//! - [`sim`]: deterministic self-play: seed and settings in, game records and summary statistics out.
 //! - [`server`]: the axum HTTP service, a thin layer over the above.
 //!
 //! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
@@ -12,3 +13,4 @@ pub mod engine;
 pub mod eval;
 pub mod search;
 pub mod server;
+pub mod sim;

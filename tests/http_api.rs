@@ -439,3 +439,111 @@ async fn queued_requests_wait_for_a_permit() {
         assert_eq!(t.await.unwrap(), 200);
     }
 }
+
+#[tokio::test]
+async fn simulate_json_and_ndjson_stream() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let request = json!({"games": 3, "seed": 11, "depth": 1, "max_moves": 300, "trace": true});
+    let (status, body) = post(&server, "/simulate", request.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_matches_schema("SimulateResponse", &body);
+    let games = body["games"].as_array().unwrap();
+    assert_eq!(games.len(), 3);
+    assert_eq!(body["summary"]["games"], 3);
+    for g in games {
+        assert_eq!(
+            g["trace"].as_array().unwrap().len() as u64,
+            g["moves"].as_u64().unwrap()
+        );
+    }
+    // The same seed and settings give the same games.
+    let (_, again) = post(&server, "/simulate", request).await;
+    for (a, b) in games.iter().zip(again["games"].as_array().unwrap()) {
+        assert_eq!(
+            (&a["seed"], &a["score"], &a["final_board"]),
+            (&b["seed"], &b["score"], &b["final_board"])
+        );
+    }
+
+    let r = reqwest::Client::new()
+        .post(server.url("/simulate"))
+        .header("accept", "application/x-ndjson")
+        .json(&json!({"games": 4, "seed": 11, "depth": 1, "max_moves": 300}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/x-ndjson");
+    let text = r.text().await.unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    for game in &lines[..4] {
+        assert_matches_schema("GameRecord", game);
+    }
+    assert_matches_schema("Summary", &lines[4]["summary"]);
+    let mut seeds: Vec<_> = lines[..4].iter().map(|g| g["seed"].as_u64().unwrap()).collect();
+    seeds.sort();
+    let mut expected: Vec<_> = games.iter().map(|g| g["seed"].as_u64().unwrap()).collect();
+    expected.sort();
+    assert!(
+        expected.iter().all(|s| seeds.contains(s)),
+        "the first three games are the same games"
+    );
+
+    let (status, body) = post(&server, "/simulate", json!({"games": 1001})).await;
+    assert_eq!(status, 422);
+    assert!(body["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("--max-sim-games"));
+    let (status, body) = post(&server, "/simulate", json!({"games": 1, "max_moves": 2_000_001})).await;
+    assert_eq!(status, 422);
+    assert!(body["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("--max-sim-moves"));
+}
+
+#[tokio::test]
+async fn simulate_stops_at_the_moves_per_request_limit() {
+    let config = ServerConfig {
+        max_sim_moves: 500,
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    let (status, body) = post(&server, "/simulate", json!({"games": 200, "seed": 3, "depth": 1})).await;
+    assert_eq!(status, 200, "{body}");
+    let total = body["summary"]["total_moves"].as_u64().unwrap();
+    // Checked every 10 ms: a depth-1 game plays a few hundred moves in well under that, so allow some overshoot.
+    assert!((500..200 * 2000).contains(&total), "{total}");
+    assert!(
+        (body["games"].as_array().unwrap().len() as u64) < 200,
+        "the limit stopped the run early"
+    );
+}
+
+#[tokio::test]
+async fn simulate_wall_clock_limit_returns_the_games_so_far() {
+    let config = ServerConfig {
+        max_sim_time: Duration::from_millis(300),
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    let (status, body) = post(&server, "/simulate", json!({"games": 2, "seed": 3, "depth": "auto"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_matches_schema("SimulateResponse", &body);
+    let unfinished = body["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["finished"] == false)
+        .count();
+    assert!(
+        unfinished >= 1,
+        "a game at depth auto takes many seconds: {}",
+        body["summary"]
+    );
+}

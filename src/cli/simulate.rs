@@ -1,8 +1,218 @@
-//! `advisor2048 simulate`: TEMPORARY STUB written by the lead so the crate compiles; helper-4 replaces this file.
+//! `advisor2048 simulate`: self-play from the command line, with a progress bar, a readable table or `--json`.
+//!
+//! The flags become a [`SimConfig`] once, here; the games are played by [`advisor2048::sim`]. Ctrl-C stops the run
+//! and still prints the summary of what finished (exit status 130); a second Ctrl-C quits at once.
 
-#[derive(clap::Args, Debug)]
-pub struct SimulateArgs {}
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-pub fn run(_args: &SimulateArgs) -> anyhow::Result<std::process::ExitCode> {
-    anyhow::bail!("simulate is not built yet")
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use advisor2048::search::StopHandle;
+use advisor2048::sim::{simulate_with_progress, Progress, SimConfig, SimReport};
+
+use super::{parse_board, SearchArgs};
+
+/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+const INTERRUPTED: u8 = 130;
+
+/// Play games against the spawn generator and report how far the advice gets.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SimulateArgs {
+    /// Number of games.
+    #[arg(long, default_value_t = 10)]
+    pub games: u64,
+    /// Seed of the run; game i uses a seed derived from it (reported per game).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Threads playing games in parallel [default: the number of CPUs]. The games do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// End each game after this many moves.
+    #[arg(long)]
+    pub max_moves: Option<u64>,
+    /// Start every game from this board (16 hex digits of exponents, or rows as JSON: [[0,2,4,8],...]) instead of
+    /// a new game.
+    #[arg(long)]
+    pub board: Option<String>,
+    /// Print the games and the summary as JSON (the shape of the HTTP response of POST /simulate).
+    #[arg(long)]
+    pub json: bool,
+    /// Record every move (board, direction, value, reward) in the JSON output.
+    #[arg(long)]
+    pub trace: bool,
+    /// Do not show the progress bar (it is shown only when stderr is a terminal and --json is not given).
+    #[arg(long)]
+    pub no_progress: bool,
+    // The search run before every move. Its `--search-seed` and `--search-threads` do not apply here: each move's
+    // search is seeded from the game's seed, and searches are single-threaded (the games run in parallel).
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+impl SimulateArgs {
+    /// The run these flags describe.
+    pub fn config(&self) -> anyhow::Result<SimConfig> {
+        let (settings, evaluator) = self.search.settings()?;
+        let threads = match self.threads {
+            Some(0) => bail!("--threads must be at least 1"),
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        Ok(SimConfig {
+            games: self.games,
+            seed: self.seed,
+            start: self.board.as_deref().map(parse_board).transpose()?,
+            max_moves: self.max_moves,
+            settings,
+            evaluator,
+            threads,
+            trace: self.trace,
+        })
+    }
+}
+
+/// Runs `advisor2048 simulate`.
+pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let config = args.config()?;
+    let stop = StopHandle::new();
+    install_ctrl_c(stop.clone());
+    let show_bar = !args.json && !args.no_progress && std::io::stderr().is_terminal();
+    let progress = Progress::new();
+    let report = if show_bar {
+        run_with_bar(&config, &stop, &progress)
+    } else {
+        simulate_with_progress(&config, &stop, &progress, |_| {})
+    };
+
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.json {
+        serde_json::to_writer(&mut out, &report).context("writing the JSON report")?;
+        writeln!(out)?;
+    } else {
+        write_table(&mut out, args, &config, &report)?;
+    }
+    out.flush()?;
+    Ok(if stop.is_stopped() {
+        ExitCode::from(INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Plays the run on another thread while this one draws the progress bar on stderr.
+fn run_with_bar(config: &SimConfig, stop: &StopHandle, progress: &Progress) -> SimReport {
+    let bar = ProgressBar::with_draw_target(Some(config.games), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("[{elapsed_precise}] {wide_bar} {pos}/{len} games  {msg}  ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let started = Instant::now();
+    let report = std::thread::scope(|s| {
+        let handle = s.spawn(|| simulate_with_progress(config, stop, progress, |_| {}));
+        while !handle.is_finished() {
+            let seconds = started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_position(progress.games_done());
+            bar.set_message(format!(
+                "{:.0} moves/s  best tile {}",
+                progress.moves() as f64 / seconds,
+                progress.best_tile()
+            ));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        handle.join()
+    });
+    bar.finish_and_clear();
+    match report {
+        Ok(report) => report,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Trips `stop` on the first Ctrl-C (the run then ends with what finished); quits on the second.
+///
+/// tokio's signal support (already a dependency for the server) listens on a small thread of its own; if it
+/// cannot be set up, Ctrl-C keeps its default meaning (quit at once).
+pub fn install_ctrl_c(stop: StopHandle) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    let spawned = std::thread::Builder::new().name("ctrl-c".into()).spawn(move || {
+        runtime.block_on(async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            eprintln!("\nstopping: the games in progress end here (Ctrl-C again to quit now)");
+            stop.stop();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(INTERRUPTED));
+            }
+        });
+    });
+    // Without the thread, Ctrl-C keeps its default meaning, which is still a way to stop.
+    drop(spawned);
+}
+
+/// The readable report: settings, scores, reach rates with their intervals, the max-tile histogram, speed.
+fn write_table(
+    out: &mut impl Write,
+    args: &SimulateArgs,
+    config: &SimConfig,
+    report: &SimReport,
+) -> anyhow::Result<()> {
+    let s = &report.summary;
+    let depth = config.settings.depth;
+    writeln!(
+        out,
+        "{} games, seed {}, profile {}, depth {}, {} thread(s){}",
+        s.games,
+        config.seed,
+        args.search.profile,
+        depth,
+        config.threads.min(config.games.max(1) as usize),
+        if s.finished < s.games {
+            format!(
+                " — stopped: {} finished, {} cut short",
+                s.finished,
+                s.games - s.finished
+            )
+        } else {
+            String::new()
+        }
+    )?;
+    match (s.mean_score, s.median_score, s.min_score, s.max_score) {
+        (Some(mean), Some(median), Some(min), Some(max)) => {
+            writeln!(out, "score: mean {mean:.0}, median {median:.0}, min {min}, max {max}")?
+        }
+        _ => writeln!(out, "score: no finished game")?,
+    }
+    writeln!(
+        out,
+        "moves: {} in {:.1} s, {:.0} moves/s, {:.3} ms per move (one thread)",
+        s.total_moves,
+        s.elapsed.as_secs_f64(),
+        s.moves_per_second,
+        s.ms_per_move
+    )?;
+    writeln!(out)?;
+    writeln!(out, "{:>6}  {:>11}  {:>7}  95% interval", "tile", "reached", "rate")?;
+    for r in &s.reach {
+        writeln!(
+            out,
+            "{:>6}  {:>11}  {:>6.1}%  {:.1}% – {:.1}%",
+            r.tile,
+            format!("{}/{}", r.reached, r.games),
+            100.0 * r.rate,
+            100.0 * r.ci_low,
+            100.0 * r.ci_high
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{:>6}  games (largest tile)", "tile")?;
+    for (tile, count) in &s.max_tile_histogram {
+        writeln!(out, "{tile:>6}  {count}")?;
+    }
+    Ok(())
 }

@@ -394,18 +394,9 @@ pub fn read_search(
     if let Some(seed) = read_u64(map, "seed", 0, u64::MAX, problems) {
         s.seed = seed;
     }
-    if let Some(v) = map.get("threads") {
-        match v.as_u64() {
-            Some(t) if t >= 1 && t as usize <= bounds.max_threads => s.threads = t as usize,
-            Some(t) if t as usize > bounds.max_threads => problems.push(
-                "/threads",
-                format!(
-                    "threads {t} is over the server's limit of {} (--max-threads)",
-                    bounds.max_threads
-                ),
-            ),
-            _ => problems.push("/threads", format!("threads must be a whole number from 1, found {v}")),
-        }
+    // More threads than the server allows are clamped to its limit, like the time budget.
+    if let Some(t) = read_u64(map, "threads", 1, u64::MAX, problems) {
+        s.threads = usize::try_from(t).unwrap_or(usize::MAX).min(bounds.max_threads);
     }
     let evaluator = read_weights(map, s.evaluator, problems);
     (problems.0.len() == before)

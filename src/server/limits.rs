@@ -142,10 +142,29 @@ impl ActiveSearches {
     }
 }
 
-/// Runs `work` on the blocking pool under `threads` search permits, in the current tracing span. The work gets a
-/// [`StopHandle`] that is tripped when the calling future is dropped (the client disconnected), at shutdown, or by
-/// the work's own limits; the permits are freed when the work actually ends.
-pub async fn run_search<T, F>(state: &AppState, threads: usize, work: F) -> Result<T, ApiError>
+/// Work running on the blocking pool; dropping it (the client went away) trips the work's stop handle.
+pub struct RunningSearch<T> {
+    handle: tokio::task::JoinHandle<T>,
+    on_drop: crate::search::StopOnDrop,
+}
+
+impl<T> RunningSearch<T> {
+    /// Waits for the work to end and returns its result.
+    pub async fn finish(self) -> Result<T, ApiError> {
+        let RunningSearch { handle, on_drop } = self;
+        let result = handle
+            .await
+            .map_err(|e| ApiError::Internal(format!("search task failed: {e}")))?;
+        on_drop.disarm();
+        Ok(result)
+    }
+}
+
+/// Starts `work` on the blocking pool under `threads` search permits, in the current tracing span, and returns at
+/// once. The work gets a [`StopHandle`] that is tripped when the returned [`RunningSearch`] is dropped before the work
+/// ends (the client disconnected), at shutdown, or by the work's own limits; the permits are freed when the work
+/// actually ends.
+pub async fn start_search<T, F>(state: &AppState, threads: usize, work: F) -> Result<RunningSearch<T>, ApiError>
 where
     T: Send + 'static,
     F: FnOnce(&StopHandle) -> T + Send + 'static,
@@ -167,9 +186,14 @@ where
         let _registration = task_state.active.register(stop.clone());
         work(&stop)
     });
-    let result = handle
-        .await
-        .map_err(|e| ApiError::Internal(format!("search task failed: {e}")))?;
-    on_drop.disarm();
-    Ok(result)
+    Ok(RunningSearch { handle, on_drop })
+}
+
+/// [`start_search`] and wait for the result.
+pub async fn run_search<T, F>(state: &AppState, threads: usize, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&StopHandle) -> T + Send + 'static,
+{
+    start_search(state, threads, work).await?.finish().await
 }

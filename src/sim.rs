@@ -1,0 +1,519 @@
+//! Deterministic self-play: a seed and a search configuration in, game records and summary statistics out.
+//!
+//! # What a run is
+//! Game `i` of a run seeded with `seed` has the seed [`derive_seed`]`(seed, i)`, and one [`Rng`] built from it draws
+//! that game's spawns: the two tiles of a new game (unless a start board is given), then one tile after every move.
+//! The search's own random choices (`sample_cells`) are seeded per move by [`move_seed`]`(game seed, move number)`,
+//! so they never touch the spawn stream. Each move: search the board, play the chosen direction with
+//! [`Tiles::play`], spawn. A game ends at game over, after `max_moves`, or when the [`StopHandle`] trips (it is then
+//! reported `finished: false`, with the moves played so far).
+//!
+//! Games run on `threads` plain threads that take game indices from a shared counter; every search inside is
+//! single-threaded. Nothing a game does depends on which thread plays it or when, so the same seed and settings
+//! give the same games on any number of threads — as long as the search is bounded by depth (a time budget makes
+//! each move depend on the machine's speed).
+//!
+//! # Statistics
+//! Scores, the max-tile histogram and the reach rates describe the **finished** games (a game cut short by the
+//! stop handle has no final score); moves and timings count every move played. Reach rates carry a 95% Wilson score
+//! interval (E. B. Wilson, "Probable inference, the law of succession, and statistical inference", JASA 1927), which
+//! stays inside \[0, 1\] and is sensible at rates of 0 and 1, where the normal approximation is not.
+//!
+//! # Wire shape
+//! The records derive [`serde::Serialize`] so that `advisor2048 simulate --json` and `POST /simulate` print the same
+//! thing: boards as rows of tile values, directions as `up` / `down` / `left` / `right`, durations as `elapsed_ms`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::{Serialize, Serializer};
+
+use crate::engine::rng::{derive_seed, Rng};
+use crate::engine::{Direction, Tiles};
+use crate::eval::AnyEvaluator;
+use crate::search::{search, Depth, SearchSettings, StopHandle};
+
+/// The tiles whose first appearance a game records and whose reach rates a summary reports.
+pub const MILESTONES: [u32; 6] = [2048, 4096, 8192, 16384, 32768, 65536];
+
+/// z for a two-sided 95% interval: the 0.975 quantile of the standard normal distribution.
+const Z_95: f64 = 1.959_963_984_540_054;
+
+/// Everything that defines a run. With a depth-bounded search, the same config gives the same games.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Number of games to play.
+    pub games: u64,
+    /// The run's seed; game `i` uses [`derive_seed`]`(seed, i)`.
+    pub seed: u64,
+    /// The board every game starts from; `None`: a new game (two spawns on the empty board, from the game's seed).
+    pub start: Option<Tiles>,
+    /// End a game after this many moves (it still counts as finished).
+    pub max_moves: Option<u64>,
+    /// The search run before every move. Its `threads` is ignored (each search is single-threaded; the run is
+    /// parallel across games) and its `seed` is replaced per move by [`move_seed`].
+    pub settings: SearchSettings,
+    pub evaluator: AnyEvaluator,
+    /// Threads playing games in parallel (0 counts as 1; never more than the number of games).
+    pub threads: usize,
+    /// Record every move (board before it, direction, value, reward).
+    pub trace: bool,
+}
+
+impl SimConfig {
+    /// `games` new games from `seed` with the profile's evaluator and settings, on one thread, without a trace.
+    ///
+    /// # Examples
+    /// ```
+    /// use advisor2048::search::{Depth, Profile, SearchSettings};
+    /// use advisor2048::sim::{simulate, SimConfig};
+    /// let settings = SearchSettings { depth: Depth::Plies(1), ..Profile::Tuned.settings() };
+    /// let config = SimConfig { max_moves: Some(50), ..SimConfig::new(2, 7, settings) };
+    /// let report = simulate(&config, &Default::default(), |_| {});
+    /// assert_eq!(report.games.len(), 2);
+    /// assert!(report.games.iter().all(|g| g.finished && g.moves <= 50));
+    /// ```
+    pub fn new(games: u64, seed: u64, settings: SearchSettings) -> SimConfig {
+        SimConfig {
+            games,
+            seed,
+            start: None,
+            max_moves: None,
+            evaluator: settings.evaluator.default_evaluator(),
+            settings,
+            threads: 1,
+            trace: false,
+        }
+    }
+}
+
+/// One game.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GameRecord {
+    /// Position of the game in the run (0-based).
+    pub index: u64,
+    /// The game's seed: [`derive_seed`]`(run seed, index)`.
+    pub seed: u64,
+    /// Points gained: the sum of the merge rewards of the moves played (the start board's own score not included).
+    pub score: u64,
+    /// Largest tile on the final board.
+    pub max_tile: u32,
+    /// Moves played.
+    pub moves: u64,
+    /// For each of [`MILESTONES`] the game reached: the number of moves played when the largest tile first was at
+    /// least that tile (0: already on the start board). In increasing tile order.
+    pub reached: Vec<Milestone>,
+    /// The board the game started from (after the two opening spawns of a new game).
+    #[serde(serialize_with = "rows")]
+    pub start_board: Tiles,
+    /// The board when the game ended (after the last spawn).
+    #[serde(serialize_with = "rows")]
+    pub final_board: Tiles,
+    /// False when the stop handle cut the game short.
+    pub finished: bool,
+    /// True when the final board has no legal move (false for a game ended by `max_moves` or the stop handle).
+    pub game_over: bool,
+    /// Every move, when the config asked for a trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TraceStep>>,
+    /// Wall-clock time spent on this game (searches, moves and spawns).
+    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    pub elapsed: Duration,
+}
+
+impl GameRecord {
+    /// Whether the game's largest tile reached `tile`.
+    pub fn reached(&self, tile: u32) -> bool {
+        self.max_tile >= tile
+    }
+}
+
+/// The move at which a game first held a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Milestone {
+    pub tile: u32,
+    /// Moves played when the tile first appeared (0: it was on the start board).
+    pub moves: u64,
+}
+
+/// One move of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TraceStep {
+    /// The board before the move (after the previous spawn).
+    #[serde(serialize_with = "rows")]
+    pub board: Tiles,
+    /// The direction the search chose.
+    #[serde(serialize_with = "direction")]
+    pub direction: Direction,
+    /// The search's value of that direction.
+    pub value: f64,
+    /// The move's merge reward.
+    pub reward: u64,
+}
+
+/// A whole run: the games in index order and their summary.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimReport {
+    pub games: Vec<GameRecord>,
+    pub summary: Summary,
+}
+
+/// Summary statistics of a run. Score statistics, the histogram and the reach rates cover the finished games.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Games played or started (finished and unfinished).
+    pub games: u64,
+    /// Games that ended by game over or `max_moves` (not cut by the stop handle).
+    pub finished: u64,
+    /// Mean, median, least and greatest score of the finished games (`None` when none finished).
+    pub mean_score: Option<f64>,
+    pub median_score: Option<f64>,
+    pub min_score: Option<u64>,
+    pub max_score: Option<u64>,
+    /// Number of finished games by largest tile (tile -> games).
+    pub max_tile_histogram: BTreeMap<u32, u64>,
+    /// For each of [`MILESTONES`]: the share of finished games whose largest tile reached it.
+    pub reach: Vec<ReachRate>,
+    /// Moves played in all games, unfinished ones included.
+    pub total_moves: u64,
+    /// `total_moves` per second of the run's wall-clock time (all threads together).
+    pub moves_per_second: f64,
+    /// Mean time per move on one thread: the games' time summed, over `total_moves` (0 when no move was played).
+    pub ms_per_move: f64,
+    /// Wall-clock time of the run.
+    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    pub elapsed: Duration,
+}
+
+/// How many of `games` reached `tile`, with a 95% Wilson interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ReachRate {
+    pub tile: u32,
+    pub reached: u64,
+    pub games: u64,
+    /// `reached / games` (0 when there are no games).
+    pub rate: f64,
+    /// The 95% Wilson score interval of the rate (\[0, 1\] when there are no games).
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// Live counters of a running simulation, for progress displays: read them from another thread at any time.
+#[derive(Debug, Default)]
+pub struct Progress {
+    moves: AtomicU64,
+    games_done: AtomicU64,
+    best_tile: AtomicU32,
+}
+
+impl Progress {
+    pub fn new() -> Progress {
+        Progress::default()
+    }
+
+    /// Moves played so far, in all games.
+    pub fn moves(&self) -> u64 {
+        self.moves.load(Ordering::Relaxed)
+    }
+
+    /// Games ended so far (finished or cut short).
+    pub fn games_done(&self) -> u64 {
+        self.games_done.load(Ordering::Relaxed)
+    }
+
+    /// The largest tile seen on any board so far.
+    pub fn best_tile(&self) -> u32 {
+        self.best_tile.load(Ordering::Relaxed)
+    }
+}
+
+/// The seed of the search's random choices at move `move_number` (0-based) of the game seeded with `game_seed`.
+///
+/// Separate from the spawn stream, so a setting that draws (`sample_cells`) or not plays against the same spawns.
+pub fn move_seed(game_seed: u64, move_number: u64) -> u64 {
+    // A constant salt keeps these seeds apart from the game seeds derived from the same numbers.
+    derive_seed(game_seed ^ 0x5EA2_C4E5_0F0F_7A11, move_number)
+}
+
+/// The opening board of a new game: two spawns on the empty board, drawn from `rng`.
+pub fn new_game(rng: &mut Rng) -> Tiles {
+    let first = Tiles::default().spawn(rng).expect("the empty board has room");
+    first.spawn(rng).expect("a board with one tile has room")
+}
+
+/// Plays the run described by `config`; `on_game` sees each game as it ends (finished or cut short), from the
+/// thread that played it. Tripping `stop` ends the run early: games not yet started are left out, running ones are
+/// returned with `finished: false`.
+pub fn simulate(config: &SimConfig, stop: &StopHandle, on_game: impl Fn(&GameRecord) + Sync) -> SimReport {
+    simulate_with_progress(config, stop, &Progress::new(), on_game)
+}
+
+/// [`simulate`], updating `progress` after every move.
+pub fn simulate_with_progress(
+    config: &SimConfig,
+    stop: &StopHandle,
+    progress: &Progress,
+    on_game: impl Fn(&GameRecord) + Sync,
+) -> SimReport {
+    let start = Instant::now();
+    let threads = config
+        .threads
+        .clamp(1, usize::try_from(config.games).unwrap_or(usize::MAX).max(1));
+    let next = AtomicU64::new(0);
+    let done = Mutex::new(Vec::with_capacity(config.games.min(4096) as usize));
+    let worker = || loop {
+        if stop.is_stopped() {
+            break;
+        }
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        if index >= config.games {
+            break;
+        }
+        let record = play_game(config, index, stop, progress);
+        progress.games_done.fetch_add(1, Ordering::Relaxed);
+        on_game(&record);
+        done.lock().unwrap_or_else(|e| e.into_inner()).push(record);
+    };
+    if threads == 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(worker);
+            }
+        });
+    }
+    let mut games = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    games.sort_by_key(|g| g.index);
+    let summary = Summary::from_games(&games, start.elapsed());
+    SimReport { games, summary }
+}
+
+/// Plays game `index` of the run described by `config` (its `games` and `threads` are not used).
+pub fn play_game(config: &SimConfig, index: u64, stop: &StopHandle, progress: &Progress) -> GameRecord {
+    let started = Instant::now();
+    let seed = derive_seed(config.seed, index);
+    let mut rng = Rng::new(seed);
+    let start_board = config.start.unwrap_or_else(|| new_game(&mut rng));
+    let mut settings = SearchSettings {
+        threads: 1,
+        ..config.settings.clone()
+    };
+    let mut board = start_board;
+    let mut score = 0u64;
+    let mut moves = 0u64;
+    let mut reached = Vec::new();
+    note_milestones(&mut reached, board.max_tile(), 0);
+    progress.best_tile.fetch_max(board.max_tile(), Ordering::Relaxed);
+    let mut trace = config.trace.then(Vec::new);
+
+    let finished = loop {
+        if config.max_moves.is_some_and(|m| moves >= m) {
+            break true;
+        }
+        if stop.is_stopped() {
+            break false;
+        }
+        settings.seed = move_seed(seed, moves);
+        let outcome = search(&board, &config.evaluator, &settings, stop);
+        if stop.is_stopped() {
+            break false;
+        }
+        if outcome.game_over() {
+            break true;
+        }
+        let (direction, value) = match outcome.best {
+            Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
+            None => fallback_move(&board, config, &settings, stop),
+        };
+        let (after, reward) = board.play(direction).expect("the search chooses legal moves");
+        if let Some(trace) = trace.as_mut() {
+            trace.push(TraceStep {
+                board,
+                direction,
+                value,
+                reward,
+            });
+        }
+        score += reward;
+        moves += 1;
+        let max_tile = after.max_tile();
+        note_milestones(&mut reached, max_tile, moves);
+        board = after.spawn(&mut rng).expect("a legal move leaves an empty cell");
+        progress.moves.fetch_add(1, Ordering::Relaxed);
+        progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
+    };
+
+    GameRecord {
+        index,
+        seed,
+        score,
+        max_tile: board.max_tile(),
+        moves,
+        reached,
+        start_board,
+        final_board: board,
+        finished,
+        game_over: finished && board.is_game_over(),
+        trace,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// The move when a search completed no iteration although moves are legal (a time budget or node limit too small
+/// for even one ply): a one-ply search without limits, which always completes.
+fn fallback_move(board: &Tiles, config: &SimConfig, settings: &SearchSettings, stop: &StopHandle) -> (Direction, f64) {
+    let one_ply = SearchSettings {
+        depth: Depth::Plies(1),
+        time_budget: None,
+        node_limit: None,
+        ..settings.clone()
+    };
+    let outcome = search(board, &config.evaluator, &one_ply, stop);
+    match outcome.best {
+        Some(d) => (d, outcome.values[d.index()].unwrap_or(f64::NAN)),
+        // Only reachable if `stop` tripped in between; the caller checks it before the next search.
+        None => {
+            let d = Direction::ALL
+                .into_iter()
+                .find(|&d| board.is_legal(d))
+                .expect("the board has a legal move");
+            (d, f64::NAN)
+        }
+    }
+}
+
+/// Appends every milestone that `max_tile` reaches and `reached` does not hold yet.
+fn note_milestones(reached: &mut Vec<Milestone>, max_tile: u32, moves: u64) {
+    while let Some(&tile) = MILESTONES.get(reached.len()) {
+        if max_tile < tile {
+            break;
+        }
+        reached.push(Milestone { tile, moves });
+    }
+}
+
+impl Summary {
+    /// The summary of `games` (in any order) played in `elapsed` of wall-clock time.
+    pub fn from_games(games: &[GameRecord], elapsed: Duration) -> Summary {
+        let finished: Vec<&GameRecord> = games.iter().filter(|g| g.finished).collect();
+        let mut scores: Vec<u64> = finished.iter().map(|g| g.score).collect();
+        scores.sort_unstable();
+        let n = scores.len() as u64;
+        let mut max_tile_histogram = BTreeMap::new();
+        for g in &finished {
+            *max_tile_histogram.entry(g.max_tile).or_insert(0) += 1;
+        }
+        let reach = MILESTONES
+            .iter()
+            .map(|&tile| ReachRate::new(tile, finished.iter().filter(|g| g.reached(tile)).count() as u64, n))
+            .collect();
+        let total_moves: u64 = games.iter().map(|g| g.moves).sum();
+        let game_time: Duration = games.iter().map(|g| g.elapsed).sum();
+        let seconds = elapsed.as_secs_f64();
+        Summary {
+            games: games.len() as u64,
+            finished: n,
+            mean_score: (n > 0).then(|| scores.iter().map(|&s| s as f64).sum::<f64>() / n as f64),
+            median_score: median(&scores),
+            min_score: scores.first().copied(),
+            max_score: scores.last().copied(),
+            max_tile_histogram,
+            reach,
+            total_moves,
+            moves_per_second: if seconds > 0.0 {
+                total_moves as f64 / seconds
+            } else {
+                0.0
+            },
+            ms_per_move: if total_moves > 0 {
+                game_time.as_secs_f64() * 1000.0 / total_moves as f64
+            } else {
+                0.0
+            },
+            elapsed,
+        }
+    }
+
+    /// The reach rate of `tile`, if it is one of [`MILESTONES`].
+    pub fn reach_rate(&self, tile: u32) -> Option<&ReachRate> {
+        self.reach.iter().find(|r| r.tile == tile)
+    }
+}
+
+impl ReachRate {
+    /// `reached` of `games`, with its Wilson interval.
+    pub fn new(tile: u32, reached: u64, games: u64) -> ReachRate {
+        let (ci_low, ci_high) = wilson_interval(reached, games);
+        ReachRate {
+            tile,
+            reached,
+            games,
+            rate: if games > 0 { reached as f64 / games as f64 } else { 0.0 },
+            ci_low,
+            ci_high,
+        }
+    }
+}
+
+/// The median of sorted values: the middle one, or the mean of the two middle ones; `None` when empty.
+///
+/// # Examples
+/// ```
+/// use advisor2048::sim::median;
+/// assert_eq!(median(&[1, 3, 10, 20]), Some(6.5));
+/// assert_eq!(median(&[]), None);
+/// ```
+pub fn median(sorted: &[u64]) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2] as f64),
+        _ => Some((sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0),
+    }
+}
+
+/// The 95% Wilson score interval of a proportion of `successes` in `trials`; (0, 1) when there are no trials.
+///
+/// With p = s / n and z = 1.96: `(p + z²/2n ± z √(p(1-p)/n + z²/4n²)) / (1 + z²/n)`.
+///
+/// # Examples
+/// ```
+/// use advisor2048::sim::wilson_interval;
+/// let (low, high) = wilson_interval(5, 10);
+/// assert!((low - 0.2366).abs() < 1e-4 && (high - 0.7634).abs() < 1e-4);
+/// assert_eq!(wilson_interval(0, 10).0, 0.0);
+/// ```
+pub fn wilson_interval(successes: u64, trials: u64) -> (f64, f64) {
+    if trials == 0 {
+        return (0.0, 1.0);
+    }
+    let n = trials as f64;
+    let p = successes.min(trials) as f64 / n;
+    let z2 = Z_95 * Z_95;
+    let denominator = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denominator;
+    let half = Z_95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
+    // At p = 0 and p = 1 one end is exactly 0 or 1; say so rather than leave a rounding residue.
+    let low = if successes == 0 { 0.0 } else { (centre - half).max(0.0) };
+    let high = if successes >= trials {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (low, high)
+}
+
+fn rows<S: Serializer>(tiles: &Tiles, s: S) -> Result<S::Ok, S::Error> {
+    tiles.to_rows().serialize(s)
+}
+
+fn direction<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(d.as_str())
+}
+
+fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1000.0)
+}

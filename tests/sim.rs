@@ -1,0 +1,432 @@
+//! Self-play through the public API: determinism across thread counts, rule integrity of every recorded move,
+//! summary statistics against hand-computed values, early stop, and the wire shape.
+//!
+//! Every search here is bounded by depth (1 or 2 plies), never by time.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use advisor2048::engine::rng::{derive_seed, Rng};
+use advisor2048::engine::Tiles;
+use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
+use advisor2048::sim::{
+    median, move_seed, new_game, play_game, simulate, simulate_with_progress, wilson_interval, GameRecord, Milestone,
+    Progress, SimConfig, Summary, MILESTONES,
+};
+
+fn config(profile: Profile, depth: u32, games: u64, seed: u64) -> SimConfig {
+    let settings = SearchSettings {
+        depth: Depth::Plies(depth),
+        ..profile.settings()
+    };
+    SimConfig::new(games, seed, settings)
+}
+
+/// The record without its timing, which is the only thing allowed to differ between two runs.
+fn untimed(games: &[GameRecord]) -> Vec<GameRecord> {
+    games
+        .iter()
+        .map(|g| GameRecord {
+            elapsed: Duration::ZERO,
+            ..g.clone()
+        })
+        .collect()
+}
+
+#[test]
+fn same_seed_same_games_on_one_and_two_threads() {
+    // `sample_cells` makes the search draw random numbers, so per-move seeding is exercised too.
+    let mut one = config(Profile::Tuned, 2, 6, 42);
+    one.settings.sample_cells = Some(3);
+    one.max_moves = Some(400);
+    one.trace = true;
+    let two = SimConfig {
+        threads: 2,
+        ..one.clone()
+    };
+    let a = simulate(&one, &StopHandle::new(), |_| {});
+    let b = simulate(&two, &StopHandle::new(), |_| {});
+    assert_eq!(untimed(&a.games), untimed(&b.games));
+    assert_eq!(
+        a.games.iter().map(|g| g.index).collect::<Vec<_>>(),
+        (0..6).collect::<Vec<_>>()
+    );
+    for g in &a.games {
+        assert_eq!(g.seed, derive_seed(42, g.index));
+        assert!(g.finished);
+    }
+    // A different run seed gives different games.
+    let other = simulate(&SimConfig { seed: 43, ..one }, &StopHandle::new(), |_| {});
+    assert_ne!(untimed(&a.games), untimed(&other.games));
+}
+
+#[test]
+fn one_game_alone_equals_the_same_game_in_a_run() {
+    let cfg = SimConfig {
+        max_moves: Some(200),
+        ..config(Profile::Classic, 2, 3, 9)
+    };
+    let run = simulate(&cfg, &StopHandle::new(), |_| {});
+    let alone = play_game(&cfg, 2, &StopHandle::new(), &Progress::new());
+    assert_eq!(untimed(&[alone]), untimed(&run.games[2..]));
+}
+
+/// Replays `game` with the engine and the search and checks every recorded fact.
+fn replay(cfg: &SimConfig, game: &GameRecord) {
+    let trace = game.trace.as_ref().expect("traced");
+    let mut rng = Rng::new(game.seed);
+    let start = cfg.start.unwrap_or_else(|| new_game(&mut rng));
+    assert_eq!(game.start_board, start);
+    if cfg.start.is_none() {
+        assert_eq!(start.empty_count(), 14, "a new game has two tiles");
+    }
+    let settings = SearchSettings {
+        threads: 1,
+        ..cfg.settings.clone()
+    };
+    let mut board = start;
+    let mut score = 0;
+    let mut max_tile = board.max_tile();
+    let mut reached: Vec<Milestone> = MILESTONES
+        .iter()
+        .filter(|&&t| max_tile >= t)
+        .map(|&tile| Milestone { tile, moves: 0 })
+        .collect();
+    for (k, step) in trace.iter().enumerate() {
+        assert_eq!(
+            step.board, board,
+            "game {} move {k}: recorded board differs from the replay",
+            game.index
+        );
+        let (after, reward) = board
+            .play(step.direction)
+            .unwrap_or_else(|| panic!("game {} move {k}: {} is illegal", game.index, step.direction));
+        assert_eq!(step.reward, reward);
+        let outcome = search(
+            &board,
+            &cfg.evaluator,
+            &SearchSettings {
+                seed: move_seed(game.seed, k as u64),
+                ..settings.clone()
+            },
+            &StopHandle::new(),
+        );
+        assert_eq!(
+            outcome.best,
+            Some(step.direction),
+            "game {} move {k}: not the search's choice",
+            game.index
+        );
+        assert_eq!(outcome.values[step.direction.index()], Some(step.value));
+        score += reward;
+        if after.max_tile() > max_tile {
+            max_tile = after.max_tile();
+            for &tile in MILESTONES.iter().filter(|&&t| max_tile >= t) {
+                if !reached.iter().any(|m| m.tile == tile) {
+                    reached.push(Milestone {
+                        tile,
+                        moves: k as u64 + 1,
+                    });
+                }
+            }
+        }
+        board = after.spawn(&mut rng).expect("room after a move");
+    }
+    assert_eq!(game.final_board, board);
+    assert_eq!(game.score, score);
+    assert_eq!(game.score, trace.iter().map(|s| s.reward).sum::<u64>());
+    assert_eq!(game.moves, trace.len() as u64);
+    assert_eq!(game.max_tile, board.max_tile());
+    assert_eq!(game.reached, reached);
+    assert_eq!(game.game_over, board.is_game_over());
+    if cfg.max_moves.is_none_or(|m| game.moves < m) {
+        assert!(game.game_over, "game {} ended early without a reason", game.index);
+    }
+}
+
+#[test]
+fn every_traced_move_replays_with_the_engine_and_the_search() {
+    // Complete games (to game over) with both profiles.
+    for profile in Profile::ALL {
+        let cfg = SimConfig {
+            trace: true,
+            threads: 2,
+            ..config(profile, 2, 3, 2048)
+        };
+        let report = simulate(&cfg, &StopHandle::new(), |_| {});
+        assert_eq!(report.games.len(), 3);
+        for game in &report.games {
+            assert!(game.finished && game.game_over);
+            assert!(game.moves > 50, "a depth-2 game lasts a while");
+            replay(&cfg, game);
+        }
+    }
+}
+
+#[test]
+fn games_continue_from_a_start_board_with_huge_tiles() {
+    // 65536 and 131072 are reachable from here; milestones already on the board count at move 0.
+    let start = Tiles::from_rows(&[
+        [32768, 32768, 16384, 2],
+        [2048, 4096, 8192, 16384],
+        [2, 4, 8, 16],
+        [0, 0, 0, 0],
+    ])
+    .unwrap();
+    let cfg = SimConfig {
+        start: Some(start),
+        max_moves: Some(25),
+        trace: true,
+        ..config(Profile::Tuned, 1, 2, 5)
+    };
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    for game in &report.games {
+        assert_eq!(game.start_board, start);
+        let on_the_board: Vec<Milestone> = [2048, 4096, 8192, 16384, 32768]
+            .into_iter()
+            .map(|tile| Milestone { tile, moves: 0 })
+            .collect();
+        assert_eq!(game.reached[..5], on_the_board[..]);
+        replay(&cfg, game);
+    }
+}
+
+#[test]
+fn max_moves_ends_games_as_finished() {
+    let cfg = SimConfig {
+        max_moves: Some(7),
+        ..config(Profile::Tuned, 1, 4, 3)
+    };
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    assert!(report.games.iter().all(|g| g.finished && !g.game_over && g.moves == 7));
+    assert_eq!(report.summary.finished, 4);
+    assert_eq!(report.summary.total_moves, 28);
+}
+
+#[test]
+fn on_game_sees_every_game_once() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let cfg = SimConfig {
+        threads: 2,
+        max_moves: Some(30),
+        ..config(Profile::Tuned, 1, 5, 1)
+    };
+    let report = simulate(&cfg, &StopHandle::new(), |g| seen.lock().unwrap().push(g.index));
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_unstable();
+    assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+    assert_eq!(report.games.len(), 5);
+}
+
+#[test]
+fn a_tripped_stop_handle_starts_nothing() {
+    let stop = StopHandle::new();
+    stop.stop();
+    let cfg = config(Profile::Tuned, 1, 3, 1);
+    let report = simulate(&cfg, &stop, |_| {});
+    assert!(report.games.is_empty());
+    assert_eq!(report.summary.games, 0);
+    assert_eq!(report.summary.mean_score, None);
+    // A game asked to play under a tripped handle ends at once, unfinished, on its opening board.
+    let game = play_game(&cfg, 0, &stop, &Progress::new());
+    assert!(!game.finished && !game.game_over);
+    assert_eq!(game.moves, 0);
+    assert_eq!(game.final_board, new_game(&mut Rng::new(derive_seed(1, 0))));
+}
+
+#[test]
+fn stopping_mid_game_returns_the_partial_game_unfinished() {
+    // Depth 3 makes a game last far longer (over a thousand moves) than the watcher needs to notice 20 moves.
+    let cfg = SimConfig {
+        trace: true,
+        ..config(Profile::Tuned, 3, 1, 11)
+    };
+    let stop = StopHandle::new();
+    let progress = Progress::new();
+    let partial = std::thread::scope(|s| {
+        s.spawn(|| {
+            while progress.moves() < 20 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            stop.stop();
+        });
+        simulate_with_progress(&cfg, &stop, &progress, |_| {})
+    });
+    let game = &partial.games[0];
+    assert!(!game.finished && !game.game_over);
+    assert!(game.moves >= 20);
+    assert_eq!(partial.summary.games, 1);
+    assert_eq!(partial.summary.finished, 0);
+    assert_eq!(partial.summary.median_score, None);
+    assert_eq!(partial.summary.total_moves, game.moves);
+    // What was played is exactly the start of the same game played without interruption.
+    let prefix = SimConfig {
+        max_moves: Some(game.moves),
+        ..cfg
+    };
+    let whole = simulate(&prefix, &StopHandle::new(), |_| {});
+    let expected = GameRecord {
+        finished: false,
+        ..whole.games[0].clone()
+    };
+    assert_eq!(untimed(&partial.games), untimed(&[expected]));
+}
+
+/// A hand-made record (only the fields the summary reads matter).
+fn record(index: u64, score: u64, max_tile: u32, moves: u64, finished: bool) -> GameRecord {
+    GameRecord {
+        index,
+        seed: index,
+        score,
+        max_tile,
+        moves,
+        reached: Vec::new(),
+        start_board: Tiles::default(),
+        final_board: Tiles::default(),
+        finished,
+        game_over: finished,
+        trace: None,
+        elapsed: Duration::from_millis(10 * moves),
+    }
+}
+
+#[test]
+fn summary_statistics_match_hand_computed_values() {
+    let games = [
+        record(0, 100, 1024, 10, true),
+        record(1, 400, 2048, 20, true),
+        record(2, 300, 4096, 30, true),
+        record(3, 200, 2048, 40, true),
+        record(4, 9999, 8192, 100, false), // cut short: counts for moves and time only
+    ];
+    let s = Summary::from_games(&games, Duration::from_secs(2));
+    assert_eq!((s.games, s.finished), (5, 4));
+    assert_eq!(s.mean_score, Some(250.0)); // (100 + 400 + 300 + 200) / 4
+    assert_eq!(s.median_score, Some(250.0)); // sorted 100 200 300 400: (200 + 300) / 2
+    assert_eq!((s.min_score, s.max_score), (Some(100), Some(400)));
+    assert_eq!(s.max_tile_histogram, BTreeMap::from([(1024, 1), (2048, 2), (4096, 1)]));
+    assert_eq!(s.total_moves, 200);
+    assert_eq!(s.moves_per_second, 100.0); // 200 moves in 2 s
+    assert!((s.ms_per_move - 10.0).abs() < 1e-12); // 2000 ms of game time over 200 moves
+
+    let rate = |tile| *s.reach_rate(tile).unwrap();
+    assert_eq!((rate(2048).reached, rate(2048).games, rate(2048).rate), (3, 4, 0.75));
+    assert_eq!((rate(4096).reached, rate(4096).rate), (1, 0.25));
+    assert_eq!((rate(8192).reached, rate(8192).rate), (0, 0.0));
+    // Wilson, z = 1.959964: 3 of 4 -> centre (0.75 + 0.4801) / 1.9604 = 0.6275, half 0.3269.
+    assert_close(rate(2048).ci_low, 0.300_642);
+    assert_close(rate(2048).ci_high, 0.954_413);
+    // 1 of 4 -> [0.045587, 0.699358]; 0 of 4 -> [0, 0.489891].
+    assert_close(rate(4096).ci_low, 0.045_587);
+    assert_close(rate(4096).ci_high, 0.699_358);
+    assert_eq!(rate(8192).ci_low, 0.0);
+    assert_close(rate(8192).ci_high, 0.489_891);
+    assert_eq!(s.reach.iter().map(|r| r.tile).collect::<Vec<_>>(), MILESTONES);
+}
+
+#[test]
+fn median_and_wilson_edge_cases() {
+    assert_eq!(median(&[7]), Some(7.0));
+    assert_eq!(median(&[1, 2, 9]), Some(2.0));
+    assert_eq!(median(&[]), None);
+    assert_eq!(wilson_interval(0, 0), (0.0, 1.0));
+    // 5 of 10: p = 0.5, z^2/n = 0.384146 -> 0.5 -+ 1.959964 x sqrt(0.025 + 0.009604) / 1.384146.
+    let (low, high) = wilson_interval(5, 10);
+    assert_close(low, 0.236_593);
+    assert_close(high, 0.763_407);
+    // 0 of 10 and 10 of 10 are mirror images, with exact 0 and 1 at the closed ends.
+    assert_eq!(wilson_interval(0, 10).0, 0.0);
+    assert_close(wilson_interval(0, 10).1, 0.277_533);
+    assert_close(wilson_interval(10, 10).0, 0.722_467);
+    assert_eq!(wilson_interval(10, 10).1, 1.0);
+    // 94 of 100.
+    assert_close(wilson_interval(94, 100).0, 0.875_232);
+    assert_close(wilson_interval(94, 100).1, 0.972_214);
+}
+
+fn assert_close(actual: f64, expected: f64) {
+    assert!((actual - expected).abs() < 1e-6, "{actual} is not {expected}");
+}
+
+#[test]
+fn json_shape_uses_rows_direction_names_and_milliseconds() {
+    let cfg = SimConfig {
+        max_moves: Some(3),
+        trace: true,
+        ..config(Profile::Tuned, 1, 1, 1)
+    };
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    let json = serde_json::to_value(&report).unwrap();
+    let game = &json["games"][0];
+    for key in [
+        "index",
+        "seed",
+        "score",
+        "max_tile",
+        "moves",
+        "reached",
+        "start_board",
+        "final_board",
+        "finished",
+    ] {
+        assert!(game.get(key).is_some(), "missing {key}");
+    }
+    assert!(game["elapsed_ms"].is_f64());
+    assert_eq!(game["final_board"].as_array().unwrap().len(), 4);
+    assert_eq!(game["final_board"][0].as_array().unwrap().len(), 4);
+    let step = &game["trace"][0];
+    assert!(["up", "down", "left", "right"].contains(&step["direction"].as_str().unwrap()));
+    assert!(step["board"][3][3].is_u64() && step["value"].is_f64() && step["reward"].is_u64());
+    let summary = &json["summary"];
+    assert_eq!(summary["games"], 1);
+    assert!(summary["elapsed_ms"].is_f64() && summary["moves_per_second"].is_f64());
+    assert_eq!(summary["reach"][0]["tile"], 2048);
+    assert!(summary["max_tile_histogram"].is_object());
+    // Without a trace the key is left out.
+    let untraced = simulate(&SimConfig { trace: false, ..cfg }, &StopHandle::new(), |_| {});
+    assert!(serde_json::to_value(&untraced).unwrap()["games"][0]
+        .get("trace")
+        .is_none());
+}
+
+#[test]
+fn the_command_line_prints_the_library_report() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args([
+            "simulate",
+            "--games",
+            "3",
+            "--seed",
+            "5",
+            "--threads",
+            "2",
+            "--depth",
+            "2",
+            "--max-moves",
+            "40",
+        ])
+        .args(["--json", "--trace"])
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let cfg = SimConfig {
+        max_moves: Some(40),
+        trace: true,
+        ..config(Profile::Tuned, 2, 3, 5)
+    };
+    // Through text both ways, as floats parse back within an ulp of what was printed.
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    let mut expected: serde_json::Value = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+    // Only the timings may differ.
+    let mut printed = printed;
+    for json in [&mut printed, &mut expected] {
+        for game in json["games"].as_array_mut().unwrap() {
+            game["elapsed_ms"] = 0.into();
+        }
+        for key in ["elapsed_ms", "moves_per_second", "ms_per_move"] {
+            json["summary"][key] = 0.into();
+        }
+    }
+    assert_eq!(printed, expected);
+}
