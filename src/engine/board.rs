@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::tables::{entry_reward, entry_row, tables, OVERFLOW};
+use super::tables::{entry_reward, entry_row, tables, RowTable, OVERFLOW};
 
 /// A move direction. The order of [`Direction::ALL`] (up, down, left, right) is the order used everywhere:
 /// in responses, and to break ties between equally good moves.
@@ -226,7 +226,7 @@ impl Board {
     }
 
     #[inline(always)]
-    fn slide_rows(self, table: &[u32]) -> (Board, u32) {
+    fn slide_rows(self, table: &RowTable<u32>) -> (Board, u32) {
         let e0 = table[(self.0 >> 48) as usize];
         let e1 = table[(self.0 >> 32) as u16 as usize];
         let e2 = table[(self.0 >> 16) as u16 as usize];

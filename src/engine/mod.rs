@@ -18,5 +18,5 @@ mod tiles;
 pub use board::{Board, Direction, Moved, TileOverflow};
 pub use format::{exponent_of, BoardError, BoardErrorKind, SavedCell, MAX_SUM};
 pub(crate) use tables::OVERFLOW as OVERFLOW_FLAG;
-pub use tables::{row_left_reference, row_right_reference};
+pub use tables::{row_left_reference, row_right_reference, zeroed, RowTable};
 pub use tiles::{Tiles, MAX_EXPONENT, MAX_TILE};

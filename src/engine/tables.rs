@@ -12,8 +12,8 @@ pub(crate) const OVERFLOW: u32 = 1 << 31;
 /// bits 0-15 the row after the move, bits 16-30 the reward / 4 (rewards are multiples of 4 and at most 49152 on a
 /// row that does not overflow), bit 31 [`OVERFLOW`].
 pub(crate) struct RowTables {
-    pub left: Vec<u32>,
-    pub right: Vec<u32>,
+    pub left: Box<RowTable<u32>>,
+    pub right: Box<RowTable<u32>>,
 }
 
 /// The row after the move.
@@ -28,6 +28,18 @@ pub(crate) fn entry_reward(entry: u32) -> u32 {
     ((entry >> 14) & 0x1_FFFC) | (entry & OVERFLOW)
 }
 
+/// A table with one entry per 16-bit row. A fixed-size array (not a slice), so indexing with a `u16` needs no
+/// bounds check in the hot path.
+pub type RowTable<T> = [T; 65536];
+
+/// A zeroed table on the heap (too large for the stack).
+pub fn zeroed<T: Copy + Default>() -> Box<RowTable<T>> {
+    vec![T::default(); 65536]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("65536 entries"))
+}
+
 static TABLES: OnceLock<RowTables> = OnceLock::new();
 
 #[inline]
@@ -37,8 +49,8 @@ pub(crate) fn tables() -> &'static RowTables {
 
 fn build() -> RowTables {
     let mut t = RowTables {
-        left: vec![0; 65536],
-        right: vec![0; 65536],
+        left: zeroed(),
+        right: zeroed(),
     };
     for row in 0..=u16::MAX {
         let (l, lr) = slide_left(unpack(row));

@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::{apply_overrides, Breakdown, Component, Evaluator, WeightError};
 use crate::engine::reference::Grid;
-use crate::engine::{Board, Tiles};
+use crate::engine::{zeroed, Board, RowTable, Tiles};
 
 /// Weights of the `classic` heuristic, signs included (contribution = weight x raw).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -222,26 +222,26 @@ fn components(t: &ClassicTerms, w: &ClassicWeights) -> Breakdown {
 pub struct ClassicEvaluator {
     weights: ClassicWeights,
     /// For each 16-bit line: smoothness x w_s + monotonicity x w_m + merges x w_g.
-    table: Arc<[f64]>,
+    table: Arc<RowTable<f64>>,
 }
 
 impl Default for ClassicEvaluator {
     fn default() -> Self {
-        static DEFAULT: OnceLock<Arc<[f64]>> = OnceLock::new();
+        static DEFAULT: OnceLock<Arc<RowTable<f64>>> = OnceLock::new();
         let weights = ClassicWeights::default();
         let table = DEFAULT.get_or_init(|| build_table(&weights)).clone();
         ClassicEvaluator { weights, table }
     }
 }
 
-fn build_table(w: &ClassicWeights) -> Arc<[f64]> {
-    (0..=u16::MAX)
-        .map(|row| {
-            let line = [row >> 12, (row >> 8) & 15, (row >> 4) & 15, row & 15].map(value);
-            let (s, m, g) = line_terms(&line);
-            w.smoothness * s + w.monotonicity * m + w.merges * g
-        })
-        .collect()
+fn build_table(w: &ClassicWeights) -> Arc<RowTable<f64>> {
+    let mut table = zeroed::<f64>();
+    for (row, entry) in (0..=u16::MAX).zip(table.iter_mut()) {
+        let line = [row >> 12, (row >> 8) & 15, (row >> 4) & 15, row & 15].map(value);
+        let (s, m, g) = line_terms(&line);
+        *entry = w.smoothness * s + w.monotonicity * m + w.merges * g;
+    }
+    Arc::from(table)
 }
 
 #[inline]

@@ -13,7 +13,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{apply_overrides, Breakdown, Component, Evaluator, WeightError};
-use crate::engine::{Board, Tiles};
+use crate::engine::{zeroed, Board, RowTable, Tiles};
 
 /// Weights of the `tuned` heuristic (per line; the board sums 8 lines).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,31 +133,31 @@ pub fn line_terms(line: [u8; 4]) -> LineTerms {
 #[derive(Clone, Debug)]
 pub struct TunedEvaluator {
     weights: TunedWeights,
-    table: Arc<[f64]>,
+    table: Arc<RowTable<f64>>,
 }
 
 impl Default for TunedEvaluator {
     /// Default weights; the table is built once per process.
     fn default() -> Self {
-        static DEFAULT: OnceLock<Arc<[f64]>> = OnceLock::new();
+        static DEFAULT: OnceLock<Arc<RowTable<f64>>> = OnceLock::new();
         let weights = TunedWeights::default();
         let table = DEFAULT.get_or_init(|| build_table(&weights)).clone();
         TunedEvaluator { weights, table }
     }
 }
 
-fn build_table(w: &TunedWeights) -> Arc<[f64]> {
-    (0..=u16::MAX)
-        .map(|row| {
-            let line = [
-                (row >> 12) as u8 & 15,
-                (row >> 8) as u8 & 15,
-                (row >> 4) as u8 & 15,
-                row as u8 & 15,
-            ];
-            w.score(&line_terms(line))
-        })
-        .collect()
+fn build_table(w: &TunedWeights) -> Arc<RowTable<f64>> {
+    let mut table = zeroed::<f64>();
+    for (row, entry) in (0..=u16::MAX).zip(table.iter_mut()) {
+        let line = [
+            (row >> 12) as u8 & 15,
+            (row >> 8) as u8 & 15,
+            (row >> 4) as u8 & 15,
+            row as u8 & 15,
+        ];
+        *entry = w.score(&line_terms(line));
+    }
+    Arc::from(table)
 }
 
 impl TunedEvaluator {
