@@ -236,17 +236,18 @@ fn a_tripped_stop_handle_starts_nothing() {
 
 #[test]
 fn stopping_mid_game_returns_the_partial_game_unfinished() {
-    // Depth 3 makes a game last far longer (over a thousand moves) than the watcher needs to notice 20 moves.
+    // Depth 5 makes a game last far longer (thousands of moves, tens of microseconds each) than the watcher needs to
+    // notice 20 moves.
     let cfg = SimConfig {
         trace: true,
-        ..config(Profile::Tuned, 3, 1, 11)
+        ..config(Profile::Tuned, 5, 1, 11)
     };
     let stop = StopHandle::new();
     let progress = Progress::new();
     let partial = std::thread::scope(|s| {
         s.spawn(|| {
             while progress.moves() < 20 {
-                std::thread::sleep(Duration::from_millis(1));
+                std::thread::yield_now();
             }
             stop.stop();
         });

@@ -192,6 +192,18 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
             return self.move_node_top_k(board, moves, plies, prob);
         }
         let mut best = f64::NEG_INFINITY;
+        if plies == 1 {
+            // The last move layer: every child is a chance node with 0 plies, i.e. its heuristic value. Evaluate
+            // directly (the hottest loop of a search: most move nodes sit here).
+            for (after, reward) in moves.into_iter().flatten() {
+                best = best.max(self.reward_weight * reward as f64 + after.evaluate(self.eval));
+            }
+            return if best == f64::NEG_INFINITY {
+                self.terminal(board)
+            } else {
+                best
+            };
+        }
         for (after, reward) in moves.into_iter().flatten() {
             let v = self.reward_weight * reward as f64 + self.chance_node(after, plies - 1, prob);
             best = best.max(v);

@@ -3,11 +3,17 @@
 //! An entry stores the plies that were left when its value was computed; it may be reused at a node with the same
 //! or fewer plies left. Entries are invalidated in O(1) by a generation stamp (one generation per root move), so no
 //! search clears memory. Replacement: always replace (the newest entry is the likeliest to be hit again).
+//!
+//! An entry is 16 bytes (four to a cache line, never straddling two): the board, the value as `f32` (as the
+//! best-known public engine stores it; a reused value is exact to about 1e-7 relative, and the golden values are
+//! checked without the table), and a stamp. Most of a search's memory stalls are table misses, so the search
+//! prefetches the slots of a move node's children before descending ([`TranspositionTable::prefetch`]).
 
 #[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
 struct Entry {
     key: u64,
-    value: f64,
+    value: f32,
     /// generation << 8 | plies
     stamp: u32,
 }
@@ -21,7 +27,7 @@ pub struct TranspositionTable {
 }
 
 impl TranspositionTable {
-    /// A table of 2^bits entries (24 bytes each).
+    /// A table of 2^bits entries (16 bytes each).
     pub fn new(bits: u8) -> TranspositionTable {
         let bits = bits.clamp(4, 30);
         TranspositionTable {
@@ -67,7 +73,7 @@ impl TranspositionTable {
     #[inline]
     pub fn get(&self, key: u64, plies: u32) -> Option<f64> {
         let e = &self.entries[self.slot(key)];
-        (e.key == key && e.stamp >> 8 == self.generation && (e.stamp & 0xFF) >= plies).then_some(e.value)
+        (e.key == key && e.stamp >> 8 == self.generation && (e.stamp & 0xFF) >= plies).then_some(f64::from(e.value))
     }
 
     /// Stores the value of `key` computed with `plies` plies left.
@@ -81,8 +87,21 @@ impl TranspositionTable {
         }
         *e = Entry {
             key,
-            value,
+            value: value as f32,
             stamp: (generation << 8) | plies.min(255),
         };
+    }
+
+    /// Asks the CPU to start loading the slot of `key` into cache (a hint: no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ptr = std::ptr::from_ref(&self.entries[self.slot(key)]).cast::<i8>();
+            // SAFETY: a prefetch never faults and reads nothing into the program; the pointer is in bounds anyway.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
     }
 }
