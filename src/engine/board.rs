@@ -225,6 +225,35 @@ impl Board {
         ]
     }
 
+    /// The four children for the last move layer of a search, in [`Direction::ALL`] order: `None` when illegal, else
+    /// the board after the move and its transpose (both needed to evaluate it, and each move computes one of them
+    /// anyway). No rewards and no overflow flags: the caller guarantees no 65536 can appear.
+    #[inline(always)]
+    pub(crate) fn leaf_children(self) -> [Option<(Board, Board)>; 4] {
+        let t = tables();
+        let tr = self.transpose();
+        let up_t = tr.slide_rows_only(&t.left);
+        let down_t = tr.slide_rows_only(&t.right);
+        let left = self.slide_rows_only(&t.left);
+        let right = self.slide_rows_only(&t.right);
+        [
+            (up_t != tr).then(|| (up_t.transpose(), up_t)),
+            (down_t != tr).then(|| (down_t.transpose(), down_t)),
+            (left != self).then(|| (left, left.transpose())),
+            (right != self).then(|| (right, right.transpose())),
+        ]
+    }
+
+    #[inline(always)]
+    fn slide_rows_only(self, table: &RowTable<u32>) -> Board {
+        Board(
+            (entry_row(table[(self.0 >> 48) as usize]) << 48)
+                | (entry_row(table[(self.0 >> 32) as u16 as usize]) << 32)
+                | (entry_row(table[(self.0 >> 16) as u16 as usize]) << 16)
+                | entry_row(table[self.0 as u16 as usize]),
+        )
+    }
+
     #[inline(always)]
     fn slide_rows(self, table: &RowTable<u32>) -> (Board, u32) {
         let e0 = table[(self.0 >> 48) as usize];

@@ -281,10 +281,10 @@ impl Evaluator for ClassicEvaluator {
     }
 
     #[inline]
-    fn evaluate(&self, board: Board) -> f64 {
+    fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64 {
         let t = &self.table;
         let b = board.0;
-        let c = board.transpose().0;
+        let c = transposed.0;
         let lines = t[(b >> 48) as usize]
             + t[(b >> 32) as u16 as usize]
             + t[(b >> 16) as u16 as usize]

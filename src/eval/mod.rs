@@ -25,7 +25,11 @@ pub trait Evaluator: Send + Sync {
     /// The evaluator's wire name (`classic` or `tuned`).
     fn name(&self) -> &'static str;
     /// h(board) on the fast board: table lookups, no allocation.
-    fn evaluate(&self, board: Board) -> f64;
+    fn evaluate(&self, board: Board) -> f64 {
+        self.evaluate_with_transpose(board, board.transpose())
+    }
+    /// h(board) when the caller already has `board.transpose()` (the search often does).
+    fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64;
     /// h(board) on any legal board, exactly (tiles up to 131072). No allocation.
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
     /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
@@ -222,10 +226,10 @@ impl Evaluator for AnyEvaluator {
         self.kind().as_str()
     }
     #[inline]
-    fn evaluate(&self, board: Board) -> f64 {
+    fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64 {
         match self {
-            AnyEvaluator::Classic(e) => e.evaluate(board),
-            AnyEvaluator::Tuned(e) => e.evaluate(board),
+            AnyEvaluator::Classic(e) => e.evaluate_with_transpose(board, transposed),
+            AnyEvaluator::Tuned(e) => e.evaluate_with_transpose(board, transposed),
         }
     }
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {

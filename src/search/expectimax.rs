@@ -21,6 +21,16 @@ pub(crate) trait Position: Copy + PartialEq {
     /// The board with exponent `e` placed in the empty cell `i`.
     fn place(self, i: u8, e: u8) -> Self;
     fn evaluate<E: Evaluator>(self, eval: &E) -> f64;
+    /// The best `reward_weight x reward + h(board after the move)` over the legal moves (a move node with one ply
+    /// left), `None` when no move is legal.
+    fn best_leaf<E: Evaluator>(self, eval: &E, reward_weight: f64) -> Option<f64> {
+        let mut best: Option<f64> = None;
+        for (after, reward) in self.moves().into_iter().flatten() {
+            let v = reward_weight * reward as f64 + after.evaluate(eval);
+            best = Some(best.map_or(v, |b| b.max(v)));
+        }
+        best
+    }
     /// Transposition key, `None` when this type does not use the table.
     fn tt_key(self) -> Option<u64>;
 }
@@ -61,6 +71,24 @@ impl Position for Board {
     #[inline(always)]
     fn evaluate<E: Evaluator>(self, eval: &E) -> f64 {
         eval.evaluate(self)
+    }
+
+    #[inline(always)]
+    fn best_leaf<E: Evaluator>(self, eval: &E, reward_weight: f64) -> Option<f64> {
+        if reward_weight != 0.0 {
+            // Rewards needed: the general path.
+            let mut best: Option<f64> = None;
+            for (after, reward) in self.moves().into_iter().flatten() {
+                let v = reward_weight * reward as f64 + eval.evaluate(after);
+                best = Some(best.map_or(v, |b| b.max(v)));
+            }
+            return best;
+        }
+        let mut best = f64::NEG_INFINITY;
+        for (after, transposed) in self.leaf_children().into_iter().flatten() {
+            best = best.max(eval.evaluate_with_transpose(after, transposed));
+        }
+        (best != f64::NEG_INFINITY).then_some(best)
     }
 
     #[inline(always)]
@@ -187,23 +215,29 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         if self.aborted {
             return 0.0;
         }
+        if plies == 1 && self.top_k >= 4 {
+            // The last move layer: every child is a chance node with 0 plies, i.e. its heuristic value. The hottest
+            // loop of a search (most move nodes sit here), so the board type evaluates its children directly.
+            return match board.best_leaf(self.eval, self.reward_weight) {
+                Some(v) => v,
+                None => self.terminal(board),
+            };
+        }
         let moves = board.moves();
         if self.top_k < 4 {
             return self.move_node_top_k(board, moves, plies, prob);
         }
-        let mut best = f64::NEG_INFINITY;
-        if plies == 1 {
-            // The last move layer: every child is a chance node with 0 plies, i.e. its heuristic value. Evaluate
-            // directly (the hottest loop of a search: most move nodes sit here).
-            for (after, reward) in moves.into_iter().flatten() {
-                best = best.max(self.reward_weight * reward as f64 + after.evaluate(self.eval));
+        if plies > 2 {
+            // Start loading the children's table slots now: a table miss is the search's most common stall.
+            if let Some(tt) = self.tt.as_deref() {
+                for (after, _) in moves.iter().flatten() {
+                    if let Some(key) = after.tt_key() {
+                        tt.prefetch(key);
+                    }
+                }
             }
-            return if best == f64::NEG_INFINITY {
-                self.terminal(board)
-            } else {
-                best
-            };
         }
+        let mut best = f64::NEG_INFINITY;
         for (after, reward) in moves.into_iter().flatten() {
             let v = self.reward_weight * reward as f64 + self.chance_node(after, plies - 1, prob);
             best = best.max(v);
