@@ -245,13 +245,13 @@ fn stopping_mid_game_returns_the_partial_game_unfinished() {
     let stop = StopHandle::new();
     let progress = Progress::new();
     let partial = std::thread::scope(|s| {
-        s.spawn(|| {
-            while progress.moves() < 20 {
-                std::thread::yield_now();
-            }
-            stop.stop();
-        });
-        simulate_with_progress(&cfg, &stop, &progress, |_| {})
+        let run = s.spawn(|| simulate_with_progress(&cfg, &stop, &progress, |_| {}));
+        // Also watch the run itself, so that a run that fails early ends the test instead of hanging it.
+        while progress.moves() < 20 && !run.is_finished() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        stop.stop();
+        run.join().expect("the run does not panic")
     });
     let game = &partial.games[0];
     assert!(!game.finished && !game.game_over);

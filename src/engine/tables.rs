@@ -63,8 +63,9 @@ fn build() -> RowTables {
 
 fn entry(row: u16, reward: u32) -> u32 {
     let plain = reward & !OVERFLOW;
-    debug_assert!(plain % 4 == 0 && plain / 4 < 1 << 15);
-    u32::from(row) | ((plain / 4) << 16) | (reward & OVERFLOW)
+    // An overflowing row's entry must not be used (the flag says so), so its reward may not fit: keep 15 bits.
+    debug_assert!(plain % 4 == 0 && (reward & OVERFLOW != 0 || plain / 4 < 1 << 15));
+    u32::from(row) | (((plain / 4) & 0x7FFF) << 16) | (reward & OVERFLOW)
 }
 
 /// Exponents of a row, leftmost first.
