@@ -4,7 +4,7 @@
 //! - [`Tiles`]: the exact 4x4 board for every legal tile up to 131072 (2^17), moved by plain code;
 //! - [`Direction`], formats (rows, hex, the original game's saved state) and their errors;
 //! - [`rng`]: the seeded generator every random choice goes through;
-//! - [`reference`]: the plain n x n model the tests use as the oracle.
+//! - [`reference`](mod@reference): the plain n x n model the tests use as the oracle.
 //!
 //! Nothing in here knows about search, HTTP or logging.
 
