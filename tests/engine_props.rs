@@ -86,38 +86,6 @@ fn saved_state(rows: [[u32; 4]; 4]) -> Value {
     json!({ "grid": { "size": 4, "cells": cells }, "score": 0, "over": false, "won": false, "keepPlaying": false })
 }
 
-// `SavedCell` is not re-exported from `advisor2048::engine`, so code outside the crate cannot name it: cells are made
-// by editing one that `to_saved_cells` returns, inside a macro because the type cannot be written down.
-macro_rules! decode_saved_cells {
-    ($state:expr) => {{
-        let template = Tiles::from_exponents([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
-            .expect("a board")
-            .to_saved_cells()[0][0]
-            .expect("a tile");
-        let cells: Vec<Vec<Option<_>>> = $state["grid"]["cells"]
-            .as_array()
-            .expect("cells")
-            .iter()
-            .map(|column| {
-                column
-                    .as_array()
-                    .expect("a column")
-                    .iter()
-                    .map(|cell| {
-                        (!cell.is_null()).then(|| {
-                            let mut saved = template;
-                            saved.position = cell["position"]["x"].as_i64().zip(cell["position"]["y"].as_i64());
-                            saved.value = cell["value"].as_i64().expect("value");
-                            saved
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        cells
-    }};
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Properties
 // ---------------------------------------------------------------------------------------------------------------
@@ -238,7 +206,7 @@ proptest! {
     fn saved_state_cells_parse_to_the_right_rows(t in wide_tiles()) {
         let text = saved_state(t.to_rows()).to_string();
         let state: Value = serde_json::from_str(&text).expect("JSON");
-        let cells = decode_saved_cells!(state);
+        let (_, cells) = common::decode_saved_cells(&state);
         prop_assert_eq!(Tiles::from_saved_cells(4, &cells), Ok(t), "{}", text);
         prop_assert_eq!(t.to_saved_cells(), cells, "{}", text);
     }

@@ -2,9 +2,11 @@
 //! model, the seed document's merge vectors, tiles beyond a nibble (65536, 131072), legality, game over, new games,
 //! spawn statistics, and the board formats' errors.
 
+mod common;
+
 use advisor2048::engine::reference::{self, Grid};
 use advisor2048::engine::rng::Rng;
-use advisor2048::engine::{Board, BoardError, BoardErrorKind, Direction, Moved, TileOverflow, Tiles};
+use advisor2048::engine::{Board, BoardError, BoardErrorKind, Direction, Moved, SavedCell, TileOverflow, Tiles};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
@@ -621,52 +623,10 @@ fn hex_of_the_wrong_length_or_with_a_bad_digit_is_an_error() {
 const SAVED_STATE: &str = r#"{"grid":{"size":4,"cells":[[null,null,{"position":{"x":0,"y":2},"value":32},{"position":{"x":0,"y":3},"value":2048}],[{"position":{"x":1,"y":0},"value":2},null,null,{"position":{"x":1,"y":3},"value":131072}],[{"position":{"x":2,"y":0},"value":4},{"position":{"x":2,"y":1},"value":16},null,null],[{"position":{"x":3,"y":0},"value":8},null,null,{"position":{"x":3,"y":3},"value":65536}]]},"score":1234,"over":false,"won":true,"keepPlaying":true}"#;
 const SAVED_ROWS: [[u32; 4]; 4] = [[0, 2, 4, 8], [0, 0, 16, 0], [32, 0, 0, 0], [2048, 131072, 0, 65536]];
 
-// `SavedCell` is not re-exported from `advisor2048::engine` (its module `format` is private), so code outside the
-// crate cannot name it: cells are made by editing one that `to_saved_cells` returns, and the helpers are macros
-// because their types cannot be written down.
-
-/// A saved-state cell: `saved_cell!(position, value)`.
-macro_rules! saved_cell {
-    ($position:expr, $value:expr) => {{
-        let mut cell = tiles([[2, 0, 0, 0], [0; 4], [0; 4], [0; 4]]).to_saved_cells()[0][0].expect("a tile");
-        cell.position = $position;
-        cell.value = $value;
-        cell
-    }};
-}
-
-/// Decodes the `grid` of a saved state (a `serde_json::Value`) the way a caller would, since the engine sees decoded
-/// numbers only: `(size, cells)`.
-macro_rules! decode_saved {
-    ($state:expr) => {{
-        let grid = &$state["grid"];
-        let size = grid["size"].as_i64().expect("size");
-        let cells: Vec<Vec<Option<_>>> = grid["cells"]
-            .as_array()
-            .expect("cells")
-            .iter()
-            .map(|column| {
-                column
-                    .as_array()
-                    .expect("a column")
-                    .iter()
-                    .map(|cell| {
-                        (!cell.is_null()).then(|| {
-                            let position = cell["position"]["x"].as_i64().zip(cell["position"]["y"].as_i64());
-                            saved_cell!(position, cell["value"].as_i64().expect("value"))
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        (size, cells)
-    }};
-}
-
 #[test]
 fn the_original_games_saved_state_is_column_major() {
     let state: serde_json::Value = serde_json::from_str(SAVED_STATE).unwrap();
-    let (size, cells) = decode_saved!(state);
+    let (size, cells) = common::decode_saved_cells(&state);
     let t = Tiles::from_saved_cells(size, &cells).expect("the original game's own output");
     assert_eq!(t.to_rows(), SAVED_ROWS);
     assert_eq!(t, tiles(SAVED_ROWS));
@@ -676,7 +636,7 @@ fn the_original_games_saved_state_is_column_major() {
 #[test]
 fn saved_state_errors_name_the_cell() {
     let state: serde_json::Value = serde_json::from_str(SAVED_STATE).unwrap();
-    let (_, good) = decode_saved!(state);
+    let (_, good) = common::decode_saved_cells(&state);
 
     let e = Tiles::from_saved_cells(5, &good).expect_err("an invalid saved state");
     assert_eq!(e.to_string(), "/grid/size: grid size must be 4, found 5");
@@ -701,7 +661,10 @@ fn saved_state_errors_name_the_cell() {
 
     // The tile at column 1, row 3 claims to be at column 3, row 1: a row-major writer's mistake.
     let mut swapped = good.clone();
-    swapped[1][3] = Some(saved_cell!(Some((3, 1)), 131072));
+    swapped[1][3] = Some(SavedCell {
+        position: Some((3, 1)),
+        value: 131072,
+    });
     let e = Tiles::from_saved_cells(4, &swapped).expect_err("an invalid saved state");
     assert_eq!(
         e.to_string(),
@@ -711,7 +674,10 @@ fn saved_state_errors_name_the_cell() {
 
     for value in [0, 3, -2, 1, 262_144] {
         let mut bad = good.clone();
-        bad[3][1] = Some(saved_cell!(Some((3, 1)), value));
+        bad[3][1] = Some(SavedCell {
+            position: Some((3, 1)),
+            value,
+        });
         let e = Tiles::from_saved_cells(4, &bad).expect_err("an invalid saved state");
         assert_eq!(
             e.to_string(),
@@ -723,7 +689,10 @@ fn saved_state_errors_name_the_cell() {
 
     // A tile without a position is taken from where it is stored.
     let mut unplaced = good.clone();
-    unplaced[3][1] = Some(saved_cell!(None, 4));
+    unplaced[3][1] = Some(SavedCell {
+        position: None,
+        value: 4,
+    });
     let t = Tiles::from_saved_cells(4, &unplaced).unwrap();
     assert_eq!(t.to_rows()[1][3], 4);
 }

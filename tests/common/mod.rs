@@ -99,3 +99,29 @@ pub fn reachable(mut exponents: [u8; 16]) -> advisor2048::engine::Tiles {
     }
     advisor2048::engine::Tiles::from_exponents(exponents).expect("exponents up to 17 with a reachable sum")
 }
+
+/// Decodes the `grid` of a saved game state (`localStorage.gameState`, a `serde_json::Value`) the way a caller would
+/// before handing it to the engine, which sees decoded numbers only: `(size, cells)`, with `cells[x][y]` column-major.
+pub fn decode_saved_cells(state: &Value) -> (i64, Vec<Vec<Option<advisor2048::engine::SavedCell>>>) {
+    let grid = &state["grid"];
+    let size = grid["size"].as_i64().expect("size");
+    let cells = grid["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .map(|column| {
+            column
+                .as_array()
+                .expect("a column")
+                .iter()
+                .map(|cell| {
+                    (!cell.is_null()).then(|| advisor2048::engine::SavedCell {
+                        position: cell["position"]["x"].as_i64().zip(cell["position"]["y"].as_i64()),
+                        value: cell["value"].as_i64().expect("value"),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    (size, cells)
+}
