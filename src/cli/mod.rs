@@ -182,7 +182,7 @@ pub struct SearchArgs {
     /// Threads for the root moves of one search.
     #[arg(long, default_value_t = 1)]
     pub search_threads: usize,
-    /// Transposition table size as log2 of its entries (24 bytes each); 0 disables it.
+    /// Transposition table size as log2 of its entries (16 bytes each); 0 disables it.
     #[arg(long, default_value_t = advisor2048::search::DEFAULT_TT_BITS)]
     pub tt_bits: u8,
     /// Override an evaluator weight, NAME=VALUE (repeatable), e.g. --weight empty=3.

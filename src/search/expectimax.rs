@@ -215,13 +215,8 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         if self.aborted {
             return 0.0;
         }
-        if plies == 1 && self.top_k >= 4 {
-            // The last move layer: every child is a chance node with 0 plies, i.e. its heuristic value. The hottest
-            // loop of a search (most move nodes sit here), so the board type evaluates its children directly.
-            return match board.best_leaf(self.eval, self.reward_weight) {
-                Some(v) => v,
-                None => self.terminal(board),
-            };
+        if self.top_k >= 4 && (plies == 1 || prob < self.prob_cutoff) {
+            return self.leaf(board);
         }
         let moves = board.moves();
         if self.top_k < 4 {
@@ -246,6 +241,21 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
             return self.terminal(board);
         }
         best
+    }
+
+    /// A leaf move node: one ply left, or a path probability below the cut-off (then every chance child is cut off
+    /// and worth its heuristic value). Its value is the best `reward_weight x reward + h(board after the move)`, the
+    /// same as the general path gives, without the calls. The hottest code of a search: most move nodes are leaves.
+    #[inline(always)]
+    fn leaf<P: Position>(&mut self, board: P) -> f64 {
+        self.count(4);
+        if self.aborted {
+            return 0.0;
+        }
+        match board.best_leaf(self.eval, self.reward_weight) {
+            Some(v) => v,
+            None => self.terminal(board),
+        }
     }
 
     fn move_node_top_k<P: Position>(&mut self, board: P, moves: [Option<(P, u64)>; 4], plies: u32, prob: f64) -> f64 {
@@ -305,9 +315,25 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         let p2 = prob * 0.9 / n as f64;
         let p4 = prob * 0.1 / n as f64;
         let mut sum = 0.0;
+        // Most children are leaves (see `leaf`): those are computed here, without the call.
+        let leaves = self.top_k >= 4 && plies > 1;
+        let two_is_leaf = leaves && (plies == 2 || p2 < self.prob_cutoff);
+        let four_is_leaf = leaves && (plies == 2 || p4 < self.prob_cutoff);
         for &i in &cells[..n] {
-            sum += 0.9 * self.move_node(board.place(i, 1), plies - 1, p2);
-            sum += 0.1 * self.move_node(board.place(i, 2), plies - 1, p4);
+            let two = board.place(i, 1);
+            sum += 0.9
+                * if two_is_leaf {
+                    self.leaf(two)
+                } else {
+                    self.move_node(two, plies - 1, p2)
+                };
+            let four = board.place(i, 2);
+            sum += 0.1
+                * if four_is_leaf {
+                    self.leaf(four)
+                } else {
+                    self.move_node(four, plies - 1, p4)
+                };
         }
         let value = sum / n as f64;
         if let (Some(key), Some(tt)) = (key, self.tt.as_deref_mut()) {
