@@ -199,15 +199,23 @@ fn exponent() -> impl Strategy<Value = u8> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// The fast search (no table) equals the plain recursive search over the reference model, depth 1-3.
+    /// The fast search (no table) equals the plain recursive search over the reference model, depth 1-4, with the
+    /// default cut-off and with cut-offs high enough that whole layers of move nodes fall below them (the search
+    /// computes those as leaves).
     #[test]
-    fn fast_search_equals_reference(e in proptest::array::uniform16(exponent()), depth in 1u32..=3, classic in any::<bool>()) {
+    fn fast_search_equals_reference(
+        e in proptest::array::uniform16(exponent()),
+        depth in 1u32..=4,
+        classic in any::<bool>(),
+        prob_cutoff in prop_oneof![Just(1e-4), Just(0.02), Just(0.1), Just(0.5)],
+    ) {
         let tiles = Tiles::from_exponents(e).unwrap();
         let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
         let profile = if classic { Profile::Classic } else { Profile::Tuned };
-        let settings = SearchSettings { depth: Depth::Plies(depth), tt_bits: None, ..profile.settings() };
+        let settings = SearchSettings { depth: Depth::Plies(depth), tt_bits: None, prob_cutoff, ..profile.settings() };
         let o = search(&tiles, &settings.evaluator.default_evaluator(), &settings, &StopHandle::new());
         let (h, params): (&dyn Fn(&Grid) -> f64, _) = if classic { (&classic_h, CLASSIC_REF) } else { (&tuned_h, TUNED_REF) };
+        let params = ReferenceParams { prob_cutoff, ..params };
         prop_assert_eq!(settings.terminal == Terminal::Heuristic, params.terminal_heuristic);
         let reference = root_values_reference(&grid, depth, h, &params);
         for (a, b) in o.values.iter().zip(reference) {

@@ -225,11 +225,12 @@ impl Board {
         ]
     }
 
-    /// The four children for the last move layer of a search, in [`Direction::ALL`] order: `None` when illegal, else
-    /// the board after the move and its transpose (both needed to evaluate it, and each move computes one of them
-    /// anyway). No rewards and no overflow flags: the caller guarantees no 65536 can appear.
+    /// The four children for the last move layer of a search, in [`Direction::ALL`] order: the board after the move,
+    /// its transpose (both needed to evaluate it, and each move computes one of them anyway), and whether the move
+    /// is legal (an illegal move leaves the board as it was). No rewards and no overflow flags: the caller
+    /// guarantees no 65536 can appear.
     #[inline(always)]
-    pub(crate) fn leaf_children(self) -> [Option<(Board, Board)>; 4] {
+    pub(crate) fn leaf_children(self) -> [(Board, Board, bool); 4] {
         let t = tables();
         let tr = self.transpose();
         let up_t = tr.slide_rows_only(&t.left);
@@ -237,10 +238,10 @@ impl Board {
         let left = self.slide_rows_only(&t.left);
         let right = self.slide_rows_only(&t.right);
         [
-            (up_t != tr).then(|| (up_t.transpose(), up_t)),
-            (down_t != tr).then(|| (down_t.transpose(), down_t)),
-            (left != self).then(|| (left, left.transpose())),
-            (right != self).then(|| (right, right.transpose())),
+            (up_t.transpose(), up_t, up_t != tr),
+            (down_t.transpose(), down_t, down_t != tr),
+            (left, left.transpose(), left != self),
+            (right, right.transpose(), right != self),
         ]
     }
 

@@ -50,15 +50,17 @@ impl Position for Board {
 
     #[inline(always)]
     fn empty_cells(self) -> ([u8; 16], usize) {
+        // One bit per empty cell (the lowest bit of its nibble), walked from the last cell to the first.
+        let mut x = self.0;
+        x |= (x >> 2) & 0x3333_3333_3333_3333;
+        x |= x >> 1;
+        let mut empty = !x & 0x1111_1111_1111_1111;
         let mut cells = [0u8; 16];
         let mut n = 0;
-        let mut x = self.0;
-        for i in (0..16u8).rev() {
-            if x & 15 == 0 {
-                cells[n] = i;
-                n += 1;
-            }
-            x >>= 4;
+        while empty != 0 {
+            cells[n] = 15 - (empty.trailing_zeros() / 4) as u8;
+            n += 1;
+            empty &= empty - 1;
         }
         (cells, n)
     }
@@ -84,9 +86,16 @@ impl Position for Board {
             }
             return best;
         }
+        // Every direction is evaluated and the illegal ones masked: no branch on legality to mispredict.
         let mut best = f64::NEG_INFINITY;
-        for (after, transposed) in self.leaf_children().into_iter().flatten() {
-            best = best.max(eval.evaluate_with_transpose(after, transposed));
+        for (after, transposed, legal) in self.leaf_children() {
+            let v = if legal {
+                eval.evaluate_with_transpose(after, transposed)
+            } else {
+                f64::NEG_INFINITY
+            };
+            // Values are never NaN, so a plain comparison (one `maxsd`) gives `f64::max`.
+            best = if v > best { v } else { best };
         }
         (best != f64::NEG_INFINITY).then_some(best)
     }
