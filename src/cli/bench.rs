@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 
-use super::{parse_board, SearchArgs};
+use super::{parse_board, OneSearchArgs, SearchArgs};
 use advisor2048::engine::rng::{derive_seed, Rng};
 use advisor2048::engine::{Board, Tiles};
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
@@ -19,6 +19,8 @@ pub const POSITIONS: &str = include_str!("../../benches/positions.txt");
 pub struct BenchArgs {
     #[command(flatten)]
     pub search: SearchArgs,
+    #[command(flatten)]
+    pub one: OneSearchArgs,
     /// A file of positions (hex or JSON rows, one per line) instead of the built-in set.
     #[arg(long)]
     pub positions: Option<std::path::PathBuf>,
@@ -58,6 +60,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         None => load_positions(POSITIONS)?,
     };
     let (settings, evaluator) = args.search.settings()?;
+    let settings = args.one.apply(settings);
     let mut times = Vec::with_capacity(positions.len());
     let mut nodes = 0u64;
     let mut total = Duration::ZERO;

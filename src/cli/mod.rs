@@ -152,7 +152,8 @@ impl ServeArgs {
     }
 }
 
-/// Search flags shared by `best-move`, `simulate` and `bench`.
+/// Search flags shared by `best-move`, `simulate` and `bench`. (`simulate` seeds each move's search itself and runs
+/// it on one thread, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
     /// Named defaults: tuned (evaluator tuned, depth auto) or classic (evaluator classic, depth 4, reward weight 1).
@@ -176,18 +177,34 @@ pub struct SearchArgs {
     /// Expand only the k best moves (by immediate evaluation) below the root.
     #[arg(long)]
     pub top_k: Option<u32>,
-    /// Seed of the search's random choices (sample-cells).
-    #[arg(long, default_value_t = 0)]
-    pub search_seed: u64,
-    /// Threads for the root moves of one search.
-    #[arg(long, default_value_t = 1)]
-    pub search_threads: usize,
     /// Transposition table size as log2 of its entries (16 bytes each); 0 disables it.
     #[arg(long, default_value_t = advisor2048::search::DEFAULT_TT_BITS)]
     pub tt_bits: u8,
     /// Override an evaluator weight, NAME=VALUE (repeatable), e.g. --weight empty=3.
     #[arg(long = "weight", value_parser = parse_weight)]
     pub weights: Vec<(String, f64)>,
+}
+
+/// The seed and threads of one search (`best-move`, `bench`).
+#[derive(Args, Debug, Clone)]
+pub struct OneSearchArgs {
+    /// Seed of the search's random choices (sample-cells).
+    #[arg(long, default_value_t = 0)]
+    pub search_seed: u64,
+    /// Threads for the root moves of one search.
+    #[arg(long, default_value_t = 1)]
+    pub search_threads: usize,
+}
+
+impl OneSearchArgs {
+    /// `settings` with this seed and thread count.
+    pub fn apply(&self, settings: SearchSettings) -> SearchSettings {
+        SearchSettings {
+            seed: self.search_seed,
+            threads: self.search_threads.max(1),
+            ..settings
+        }
+    }
 }
 
 fn parse_weight(s: &str) -> Result<(String, f64), String> {
@@ -228,8 +245,6 @@ impl SearchArgs {
             }
             s.top_k = Some(k);
         }
-        s.seed = self.search_seed;
-        s.threads = self.search_threads.max(1);
         s.tt_bits = (self.tt_bits > 0).then_some(self.tt_bits);
         let evaluator = s.evaluator.with_weights(&self.weights)?;
         Ok((s, evaluator))
@@ -265,6 +280,8 @@ pub struct BestMoveArgs {
     pub board: String,
     #[command(flatten)]
     pub search: SearchArgs,
+    #[command(flatten)]
+    pub one: OneSearchArgs,
     /// Print the same JSON the HTTP API returns.
     #[arg(long)]
     pub json: bool,
@@ -327,6 +344,9 @@ fn init_tracing(format: LogFormat) {
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = args.config()?;
     init_tracing(args.log_format);
+    let start = std::time::Instant::now();
+    advisor2048::search::warm_up();
+    tracing::debug!(ms = start.elapsed().as_secs_f64() * 1e3, "tables built");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -343,6 +363,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
     let tiles = parse_board(&args.board)?;
     let (settings, evaluator) = args.search.settings()?;
+    let settings = args.one.apply(settings);
     let outcome = search(&tiles, &evaluator, &settings, &StopHandle::new());
     let response = best_move_response(&tiles, &outcome, &evaluator, &settings);
     if args.json {
