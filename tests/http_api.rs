@@ -508,6 +508,31 @@ async fn simulate_json_and_ndjson_stream() {
 }
 
 #[tokio::test]
+async fn simulate_seed_is_one_field_with_one_problem() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    // A seed above 2^64 - 1 (a JSON number that became a float): one problem, at /seed.
+    let (status, body) = post(
+        &server,
+        "/simulate",
+        json!({"games": 1, "seed": 1.8446744073709552e19, "depth": 1}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let errors = body["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{body}");
+    assert_eq!(errors[0]["pointer"], "/seed");
+    // The largest seed is accepted, and games derive their own seeds from it.
+    let (status, body) = post(
+        &server,
+        "/simulate",
+        json!({"games": 1, "seed": u64::MAX, "depth": 1, "max_moves": 3}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["games"][0]["seed"].is_u64(), "{body}");
+}
+
+#[tokio::test]
 async fn simulate_stops_at_the_moves_per_request_limit() {
     let config = ServerConfig {
         max_sim_moves: 500,

@@ -118,6 +118,40 @@ test('playground: simulate, and the seeded auto-play replayed on the board', { t
   }
 });
 
+test('playground: a full 64-bit seed goes out and comes back with every digit', { timeout: 60_000 }, async () => {
+  const seed = '18446744073709551557'; // above 2^53: Number() would round it
+  // The game seeds the service derives, read from the raw answer text (no JSON.parse, so no rounding).
+  const raw = await (await fetch(`${lib.advisorUrl()}/simulate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: `{"games":2,"seed":${seed},"depth":1,"max_moves":5}`,
+  })).text();
+  const expected = [...raw.matchAll(/"seed":(\d+)/g)].map((m) => m[1]);
+  assert.equal(expected.length, 2, raw.slice(0, 300));
+  assert.ok(expected.some((s) => !Number.isSafeInteger(Number(s))), `derived seeds ${expected} are all small`);
+
+  const b = await openPlayground();
+  try {
+    const { page } = b;
+    await page.click('#clear');
+    await page.fill('#depth', '1');
+    await page.fill('#games', '2');
+    await page.fill('#max-moves', '5');
+    await page.fill('#seed', seed);
+    await page.click('#simulate');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#sim-games tbody tr').length > 0 || !document.getElementById('error').hidden,
+    );
+    assert.equal(await page.isVisible('#error'), false, `simulate failed: ${await page.textContent('#error')}`);
+    assert.match(await page.textContent('#last-request'), new RegExp(`"seed": ${seed}\\b`));
+    const shown = await page.$$eval('#sim-games tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(shown, expected);
+    assert.deepEqual(b.errors, [], 'page errors');
+  } finally {
+    await b.close();
+  }
+});
+
 test('playground: a paste that is not a board, and the service\'s problem details with their pointer', {
   timeout: 60_000,
 }, async () => {

@@ -73,7 +73,10 @@ fn read_request(state: &AppState, body: &Value) -> Result<SimRequest, ApiError> 
         m => m,
     };
     let trace = dto::read_bool(map, "trace", &mut problems).unwrap_or(false);
-    let search = dto::read_search(map, &state.search_bounds(), &mut problems);
+    // Here `seed` is the games' seed (each move's search is seeded from it), not a search field: read it once.
+    let mut search_fields = map.clone();
+    search_fields.remove("seed");
+    let search = dto::read_search(&search_fields, &state.search_bounds(), &mut problems);
     let (mut settings, weights) = problems.finish(search)?;
     // A move's search is bounded by depth unless the request asks for a budget (clamped to the per-move maximum):
     // then the same seed and settings give the same games. The whole run is bounded by the wall-clock limit.
