@@ -353,6 +353,28 @@ async fn health_spec_metrics_request_id_and_cors() {
     assert_eq!(h["access-control-allow-private-network"], "true");
 }
 
+#[tokio::test]
+async fn budgets_and_threads_beyond_any_limit_are_clamped_not_refused() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    // Whole numbers of any size (here beyond 64 bits, so JSON floats) mean "as much as the server allows".
+    let body = json!({"board": example(), "profile": "classic", "depth": 3, "time_budget_ms": 5.1113651009655836e29, "threads": 1e30});
+    let (status, answer) = post(&server, "/best-move", body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["direction"], "right", "{answer}");
+    assert_matches_schema("BestMoveResponse", &answer);
+    for (field, bad) in [
+        ("time_budget_ms", json!(0)),
+        ("time_budget_ms", json!(1.5)),
+        ("threads", json!(-1)),
+    ] {
+        let mut body = json!({"board": example(), "depth": 1});
+        body[field] = bad.clone();
+        let (status, answer) = post(&server, "/best-move", body).await;
+        assert_eq!(status, 422, "{field} = {bad}: {answer}");
+        assert_eq!(answer["errors"][0]["pointer"], format!("/{field}"), "{answer}");
+    }
+}
+
 /// A search that runs until its time budget or a cancellation (depth 29 on a mid-game board never completes).
 fn long_search() -> Value {
     json!({"board": "13222442a7b8c9d1", "depth": 29, "time_budget_ms": 20000})

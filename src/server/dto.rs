@@ -236,6 +236,29 @@ pub fn read_u64(map: &Map<String, Value>, name: &str, min: u64, max: u64, proble
     }
 }
 
+/// A whole number of at least `min` that the server clamps to `max`: any larger whole number, even one beyond
+/// 64 bits (JSON has no limit), means "as much as the server allows".
+pub fn read_clamped(map: &Map<String, Value>, name: &str, min: u64, max: u64, problems: &mut Problems) -> Option<u64> {
+    let v = map.get(name)?;
+    let value = v.as_number().and_then(|n| {
+        n.as_u64().or_else(|| {
+            let f = n.as_f64()?;
+            // A float this large is whole; `as` saturates at u64::MAX.
+            (f.is_finite() && f >= 0.0 && f.fract() == 0.0).then_some(f as u64)
+        })
+    });
+    match value {
+        Some(n) if n >= min => Some(n.min(max)),
+        _ => {
+            problems.push(
+                pointer(&[name]),
+                format!("{name} must be a whole number of at least {min}, found {v}"),
+            );
+            None
+        }
+    }
+}
+
 /// The largest magnitude of a weight (and of `reward_weight`): keeps every value and contribution finite.
 pub const MAX_WEIGHT: f64 = 1e9;
 
@@ -360,9 +383,7 @@ pub fn read_search(
         }
     }
     let max_ms = bounds.max_budget.as_millis() as u64;
-    let budget_ms = read_u64(map, "time_budget_ms", 1, u64::MAX, problems)
-        .unwrap_or(max_ms)
-        .min(max_ms);
+    let budget_ms = read_clamped(map, "time_budget_ms", 1, max_ms, problems).unwrap_or(max_ms);
     s.time_budget = Some(Duration::from_millis(budget_ms));
     if let Some(p) = read_f64(map, "prob_cutoff", problems) {
         if (0.0..1.0).contains(&p) {
@@ -395,8 +416,8 @@ pub fn read_search(
         s.seed = seed;
     }
     // More threads than the server allows are clamped to its limit, like the time budget.
-    if let Some(t) = read_u64(map, "threads", 1, u64::MAX, problems) {
-        s.threads = usize::try_from(t).unwrap_or(usize::MAX).min(bounds.max_threads);
+    if let Some(t) = read_clamped(map, "threads", 1, bounds.max_threads as u64, problems) {
+        s.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
     }
     let evaluator = read_weights(map, s.evaluator, problems);
     (problems.0.len() == before)
