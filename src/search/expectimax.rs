@@ -224,7 +224,7 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         if self.aborted {
             return 0.0;
         }
-        if self.top_k >= 4 && (plies == 1 || prob < self.prob_cutoff) {
+        if self.is_leaf(plies, prob) {
             return self.leaf(board);
         }
         let moves = board.moves();
@@ -250,6 +250,12 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
             return self.terminal(board);
         }
         best
+    }
+
+    /// Whether a move node with `plies` left (at least 1) and path probability `prob` is a leaf (see `leaf`).
+    #[inline(always)]
+    fn is_leaf(&self, plies: u32, prob: f64) -> bool {
+        self.top_k >= 4 && (plies == 1 || prob < self.prob_cutoff)
     }
 
     /// A leaf move node: one ply left, or a path probability below the cut-off (then every chance child is cut off
@@ -325,9 +331,9 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         let p4 = prob * 0.1 / n as f64;
         let mut sum = 0.0;
         // Most children are leaves (see `leaf`): those are computed here, without the call.
-        let leaves = self.top_k >= 4 && plies > 1;
-        let two_is_leaf = leaves && (plies == 2 || p2 < self.prob_cutoff);
-        let four_is_leaf = leaves && (plies == 2 || p4 < self.prob_cutoff);
+        // (With one ply left here, the children have none: `move_node` evaluates them.)
+        let two_is_leaf = plies > 1 && self.is_leaf(plies - 1, p2);
+        let four_is_leaf = plies > 1 && self.is_leaf(plies - 1, p4);
         for &i in &cells[..n] {
             let two = board.place(i, 1);
             sum += 0.9

@@ -100,7 +100,8 @@ pub fn read_board(value: &Value, at: &str, problems: &mut Problems) -> Option<Ti
     }
 }
 
-/// A JSON number that is a whole number (`2` or `2.0`; JSON Schema counts both as integers).
+/// A JSON number that is a whole number (`2` or `2.0`; JSON Schema counts both as integers). Whole floats beyond
+/// the `i128` range saturate (they are out of every field's range anyway).
 pub fn whole_number(v: &Value) -> Option<i128> {
     let n = v.as_number()?;
     if let Some(i) = n.as_i64() {
@@ -110,7 +111,7 @@ pub fn whole_number(v: &Value) -> Option<i128> {
         return Some(i128::from(u));
     }
     let f = n.as_f64()?;
-    (f.fract() == 0.0 && f.abs() < 1.8e19).then_some(f as i128)
+    (f.is_finite() && f.fract() == 0.0).then_some(f as i128)
 }
 
 /// A tile value from JSON, or the message saying why it is not one.
@@ -240,15 +241,8 @@ pub fn read_u64(map: &Map<String, Value>, name: &str, min: u64, max: u64, proble
 /// 64 bits (JSON has no limit), means "as much as the server allows".
 pub fn read_clamped(map: &Map<String, Value>, name: &str, min: u64, max: u64, problems: &mut Problems) -> Option<u64> {
     let v = map.get(name)?;
-    let value = v.as_number().and_then(|n| {
-        n.as_u64().or_else(|| {
-            let f = n.as_f64()?;
-            // A float this large is whole; `as` saturates at u64::MAX.
-            (f.is_finite() && f >= 0.0 && f.fract() == 0.0).then_some(f as u64)
-        })
-    });
-    match value {
-        Some(n) if n >= min => Some(n.min(max)),
+    match whole_number(v) {
+        Some(n) if n >= i128::from(min) => Some(u64::try_from(n).unwrap_or(u64::MAX).min(max)),
         _ => {
             problems.push(
                 pointer(&[name]),
