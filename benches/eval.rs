@@ -18,8 +18,8 @@ fn evaluations(c: &mut Criterion) {
     let boards = positions();
     let mut group = c.benchmark_group("evaluations");
     group.throughput(Throughput::Elements(boards.len() as u64));
-    for kind in EvaluatorKind::ALL {
-        let e = kind.default_evaluator();
+    for kind in EvaluatorKind::HEURISTICS {
+        let e = kind.default_evaluator().unwrap();
         group.bench_function(format!("{kind}/board"), |b| {
             b.iter(|| boards.iter().map(|&board| e.evaluate(black_box(board))).sum::<f64>())
         });

@@ -19,7 +19,7 @@ fn positions() -> Vec<Tiles> {
 
 fn fixed_depth(c: &mut Criterion) {
     let boards = positions();
-    let eval = EvaluatorKind::Tuned.default_evaluator();
+    let eval = EvaluatorKind::Tuned.default_evaluator().unwrap();
     let mut group = c.benchmark_group("search");
     group.sample_size(10);
     for depth in [3, 5] {

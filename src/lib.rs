@@ -14,3 +14,4 @@ pub mod eval;
 pub mod search;
 pub mod server;
 pub mod sim;
+pub mod train;

@@ -63,25 +63,26 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// `games` new games from `seed` with the profile's evaluator and settings, on one thread, without a trace.
+    /// `games` new games from `seed` with `evaluator` and `settings`, on one thread, without a trace.
     ///
     /// # Examples
     /// ```
     /// use advisor2048::search::{Depth, Profile, SearchSettings};
     /// use advisor2048::sim::{simulate, SimConfig};
     /// let settings = SearchSettings { depth: Depth::Plies(1), ..Profile::Tuned.settings() };
-    /// let config = SimConfig { max_moves: Some(50), ..SimConfig::new(2, 7, settings) };
+    /// let evaluator = settings.evaluator.default_evaluator().unwrap();
+    /// let config = SimConfig { max_moves: Some(50), ..SimConfig::new(2, 7, settings, evaluator) };
     /// let report = simulate(&config, &Default::default(), |_| {});
     /// assert_eq!(report.games.len(), 2);
     /// assert!(report.games.iter().all(|g| g.finished && g.moves <= 50));
     /// ```
-    pub fn new(games: u64, seed: u64, settings: SearchSettings) -> SimConfig {
+    pub fn new(games: u64, seed: u64, settings: SearchSettings, evaluator: AnyEvaluator) -> SimConfig {
         SimConfig {
             games,
             seed,
             start: None,
             max_moves: None,
-            evaluator: settings.evaluator.default_evaluator(),
+            evaluator,
             settings,
             threads: 1,
             trace: false,

@@ -21,7 +21,7 @@ fn run(rows: &[[i64; 4]; 4], profile: Profile, depth: u32, tt: bool) -> SearchOu
     };
     search(
         &tiles,
-        &settings.evaluator.default_evaluator(),
+        &settings.evaluator.default_evaluator().unwrap(),
         &settings,
         &StopHandle::new(),
     )
@@ -107,7 +107,7 @@ fn threads_do_not_change_the_result() {
         depth: Depth::Plies(5),
         ..Profile::Tuned.settings()
     };
-    let eval = EvaluatorKind::Tuned.default_evaluator();
+    let eval = EvaluatorKind::Tuned.default_evaluator().unwrap();
     let one = search(&tiles, &eval, &base, &StopHandle::new());
     let two = search(
         &tiles,
@@ -140,7 +140,7 @@ fn node_limit_cuts_the_search_and_keeps_the_last_completed_iteration() {
     };
     let o = search(
         &tiles,
-        &EvaluatorKind::Tuned.default_evaluator(),
+        &EvaluatorKind::Tuned.default_evaluator().unwrap(),
         &settings,
         &StopHandle::new(),
     );
@@ -160,7 +160,12 @@ fn a_tripped_stop_handle_returns_no_completed_iteration() {
         depth: Depth::Plies(11),
         ..Profile::Tuned.settings()
     };
-    let o = search(&tiles, &EvaluatorKind::Tuned.default_evaluator(), &settings, &stop);
+    let o = search(
+        &tiles,
+        &EvaluatorKind::Tuned.default_evaluator().unwrap(),
+        &settings,
+        &stop,
+    );
     assert!(o.stats.truncated);
     assert_eq!(o.best, None);
     assert!(!o.completed());
@@ -177,7 +182,7 @@ fn huge_tiles_take_the_exact_path() {
     };
     let o = search(
         &tiles,
-        &EvaluatorKind::Tuned.default_evaluator(),
+        &EvaluatorKind::Tuned.default_evaluator().unwrap(),
         &settings,
         &StopHandle::new(),
     );
@@ -213,7 +218,7 @@ proptest! {
         let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
         let profile = if classic { Profile::Classic } else { Profile::Tuned };
         let settings = SearchSettings { depth: Depth::Plies(depth), tt_bits: None, prob_cutoff, ..profile.settings() };
-        let o = search(&tiles, &settings.evaluator.default_evaluator(), &settings, &StopHandle::new());
+        let o = search(&tiles, &settings.evaluator.default_evaluator().unwrap(), &settings, &StopHandle::new());
         let (h, params): (&dyn Fn(&Grid) -> f64, _) = if classic { (&classic_h, CLASSIC_REF) } else { (&tuned_h, TUNED_REF) };
         let params = ReferenceParams { prob_cutoff, ..params };
         prop_assert_eq!(settings.terminal == Terminal::Heuristic, params.terminal_heuristic);

@@ -19,7 +19,8 @@ fn config(profile: Profile, depth: u32, games: u64, seed: u64) -> SimConfig {
         depth: Depth::Plies(depth),
         ..profile.settings()
     };
-    SimConfig::new(games, seed, settings)
+    let evaluator = settings.evaluator.default_evaluator().unwrap();
+    SimConfig::new(games, seed, settings, evaluator)
 }
 
 /// The record without its timing, which is the only thing allowed to differ between two runs.

@@ -125,7 +125,7 @@ fn generate(n: usize, seed: u64) -> Vec<Board> {
         depth: Depth::Plies(3),
         ..Profile::Tuned.settings()
     };
-    let evaluator = settings.evaluator.default_evaluator();
+    let evaluator = advisor2048::eval::AnyEvaluator::Tuned(advisor2048::eval::TunedEvaluator::default());
     let mut out = Vec::new();
     for g in 0..games as u64 {
         let mut rng = Rng::new(derive_seed(seed, g));

@@ -3,16 +3,18 @@
 
 pub mod bench;
 pub mod simulate;
+pub mod train;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use advisor2048::engine::{Tiles, MAX_TILE};
-use advisor2048::eval::{Evaluator, EvaluatorKind};
+use advisor2048::eval::{Evaluator, EvaluatorKind, Network};
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle, MAX_DEPTH};
 use advisor2048::server::dto::{best_move_response, evaluate_response};
 use advisor2048::server::{self, AppState, ServerConfig, DEFAULT_LISTEN};
@@ -39,6 +41,11 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Exit 0 when the service's /healthz answers ok within the timeout (for container health checks).
     Healthcheck(HealthcheckArgs),
+    /// Train an n-tuple network by TD learning in self-play (writes a resumable checkpoint).
+    Train(train::TrainArgs),
+    /// Inspect or export n-tuple weight files.
+    #[command(subcommand)]
+    Net(train::NetCommand),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -95,6 +102,8 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "ADVISOR_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 impl Default for ServeArgs {
@@ -156,7 +165,8 @@ impl ServeArgs {
 /// it on one thread, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// Named defaults: tuned (evaluator tuned, depth auto) or classic (evaluator classic, depth 4, reward weight 1).
+    /// Named defaults: tuned (evaluator tuned, depth auto), classic (evaluator classic, depth 4, reward weight 1)
+    /// or learned (evaluator ntuple from --weights, depth 3, reward weight 1; leaves right after a move).
     #[arg(long, default_value = "tuned")]
     pub profile: Profile,
     /// Plies to search (1-29) or auto [default: the profile's].
@@ -165,7 +175,7 @@ pub struct SearchArgs {
     /// Time budget in ms: deepen iteratively and return the deepest completed depth.
     #[arg(long = "budget-ms")]
     pub budget_ms: Option<u64>,
-    /// Evaluator, overriding the profile's: classic or tuned.
+    /// Evaluator, overriding the profile's: classic, tuned or ntuple (ntuple needs --weights FILE).
     #[arg(long)]
     pub evaluator: Option<EvaluatorKind>,
     /// Chance nodes whose path probability is below this use the heuristic [default: 0.0001].
@@ -183,6 +193,28 @@ pub struct SearchArgs {
     /// Override an evaluator weight, NAME=VALUE (repeatable), e.g. --weight empty=3.
     #[arg(long = "weight", value_parser = parse_weight)]
     pub weights: Vec<(String, f64)>,
+    #[command(flatten)]
+    pub network: NetworkArgs,
+}
+
+/// The n-tuple network of profile `learned` / evaluator `ntuple`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct NetworkArgs {
+    /// Weight file of the n-tuple network used by profile learned and evaluator ntuple (written by `train`).
+    #[arg(long = "weights", env = "ADVISOR_WEIGHTS", value_name = "FILE")]
+    pub weights_file: Option<std::path::PathBuf>,
+}
+
+impl NetworkArgs {
+    /// The network named by --weights / ADVISOR_WEIGHTS, loaded and checked; `None` when none is named.
+    pub fn load(&self) -> anyhow::Result<Option<Arc<Network>>> {
+        let Some(path) = &self.weights_file else {
+            return Ok(None);
+        };
+        let (net, _, _) = advisor2048::eval::ntuple::file::load(path)
+            .with_context(|| format!("cannot load the network {}", path.display()))?;
+        Ok(Some(Arc::new(net)))
+    }
 }
 
 /// The seed and threads of one search (`best-move`, `bench`).
@@ -246,7 +278,8 @@ impl SearchArgs {
             s.top_k = Some(k);
         }
         s.tt_bits = (self.tt_bits > 0).then_some(self.tt_bits);
-        let evaluator = s.evaluator.with_weights(&self.weights)?;
+        let network = self.network.load()?;
+        let evaluator = s.evaluator.with_network(network.as_ref(), &self.weights)?;
         Ok((s, evaluator))
     }
 }
@@ -291,12 +324,14 @@ pub struct BestMoveArgs {
 pub struct EvaluateArgs {
     /// The board: 16 hex digits or JSON rows.
     pub board: String,
-    /// Evaluator: classic or tuned.
+    /// Evaluator: classic, tuned or ntuple (ntuple needs --weights FILE).
     #[arg(long, default_value = "classic")]
     pub evaluator: EvaluatorKind,
     /// Override a weight, NAME=VALUE (repeatable).
     #[arg(long = "weight", value_parser = parse_weight)]
     pub weights: Vec<(String, f64)>,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Print the same JSON the HTTP API returns.
     #[arg(long)]
     pub json: bool,
@@ -326,6 +361,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Simulate(args)) => simulate::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Healthcheck(args)) => healthcheck(&args),
+        Some(Command::Train(args)) => train::run_train(&args),
+        Some(Command::Net(cmd)) => train::run_net(&cmd),
     }
 }
 
@@ -344,6 +381,16 @@ fn init_tracing(format: LogFormat) {
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = args.config()?;
     init_tracing(args.log_format);
+    let loading = std::time::Instant::now();
+    let network = args.network.load()?;
+    if let Some(net) = &network {
+        tracing::info!(
+            shape = %net.shape().describe(),
+            checksum = net.info.as_ref().map_or("-", |i| i.checksum()),
+            ms = loading.elapsed().as_secs_f64() * 1e3,
+            "network loaded"
+        );
+    }
     let start = std::time::Instant::now();
     advisor2048::search::warm_up();
     tracing::debug!(ms = start.elapsed().as_secs_f64() * 1e3, "tables built");
@@ -353,7 +400,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         tracing::info!(addr = %listener.local_addr()?, ?config, "advisor2048 serving");
-        server::serve(listener, AppState::new(config), server::shutdown_signal()).await?;
+        server::serve(
+            listener,
+            AppState::with_network(config, network),
+            server::shutdown_signal(),
+        )
+        .await?;
         tracing::info!("stopped");
         anyhow::Ok(())
     })?;
@@ -399,7 +451,8 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
 
 fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
     let tiles = parse_board(&args.board)?;
-    let evaluator = args.evaluator.with_weights(&args.weights)?;
+    let network = args.network.load()?;
+    let evaluator = args.evaluator.with_network(network.as_ref(), &args.weights)?;
     let response = evaluate_response(&tiles, &evaluator);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);

@@ -42,6 +42,20 @@ impl Rng {
         }
     }
 
+    /// The generator's whole state (to save a run and continue it later with [`Rng::from_state`]).
+    pub fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
+    /// The generator whose state is `s`, as [`Rng::state`] returned it. An all-zero state (which xoshiro cannot
+    /// leave) is replaced by the state of seed 0.
+    pub fn from_state(s: [u64; 4]) -> Rng {
+        if s == [0; 4] {
+            return Rng::new(0);
+        }
+        Rng { s }
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;

@@ -2,27 +2,31 @@
 //!
 //! - [`classic`]: the explainable five-term heuristic of the seed document (002, section 5, eq. 4-9);
 //! - [`tuned`]: the row heuristic whose weights were tuned by self-play optimisation, as in the best-known public
-//!   heuristic expectimax engine.
+//!   heuristic expectimax engine;
+//! - [`ntuple`]: a learned n-tuple network (loaded from a weight file; trained by `advisor2048 train`).
 //!
-//! Both implement [`Evaluator`]: a fast path on [`Board`] that costs a few table lookups and never allocates, an
+//! All implement [`Evaluator`]: a fast path on [`Board`] that costs a few table lookups and never allocates, an
 //! exact path on [`Tiles`] (boards with tiles up to 131072), and a [`Breakdown`] that lists every component with
 //! its raw value, weight and contribution. Weights have defaults and any subset can be overridden by name
 //! ([`EvaluatorKind::with_weights`]).
 
 pub mod classic;
+pub mod ntuple;
 pub mod tuned;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::engine::{Board, Tiles};
 
 pub use classic::{ClassicEvaluator, ClassicWeights};
+pub use ntuple::{NTupleEvaluator, Network};
 pub use tuned::{TunedEvaluator, TunedWeights};
 
 /// What the search calls in its hot loop, and what explains a board to a user.
 pub trait Evaluator: Send + Sync {
-    /// The evaluator's wire name (`classic` or `tuned`).
+    /// The evaluator's wire name (`classic`, `tuned` or `ntuple`).
     fn name(&self) -> &'static str;
     /// h(board) on the fast board: table lookups, no allocation.
     fn evaluate(&self, board: Board) -> f64 {
@@ -34,6 +38,11 @@ pub trait Evaluator: Send + Sync {
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
     /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
     fn breakdown(&self, tiles: &Tiles) -> Breakdown;
+    /// True when h values boards right after a move (before the spawn), as a learned network does: the search then
+    /// keeps its leaves at such boards (odd depths).
+    fn afterstate_values(&self) -> bool {
+        false
+    }
 }
 
 /// One term of a heuristic: `contribution = weight x raw`.
@@ -92,6 +101,12 @@ pub enum WeightError {
     },
     #[error("weight {name:?} must be a finite number, found {value}")]
     NotFinite { name: String, value: f64 },
+    /// The `ntuple` evaluator (profile `learned`) was asked for and no network is loaded.
+    #[error(
+        "evaluator ntuple (profile learned) needs a network and none is loaded: start advisor2048 with --weights FILE \
+         or ADVISOR_WEIGHTS=FILE (a weight file written by `advisor2048 train`)"
+    )]
+    NoNetwork,
 }
 
 /// Applies `(name, value)` overrides to a weight list of `(name, &mut value)` slots.
@@ -125,24 +140,26 @@ pub(crate) fn apply_overrides(
 pub enum EvaluatorKind {
     Classic,
     Tuned,
+    NTuple,
 }
 
 impl EvaluatorKind {
-    pub const ALL: [EvaluatorKind; 2] = [EvaluatorKind::Classic, EvaluatorKind::Tuned];
+    pub const ALL: [EvaluatorKind; 3] = [EvaluatorKind::Classic, EvaluatorKind::Tuned, EvaluatorKind::NTuple];
+    /// The hand-written heuristics: the evaluators that need no loaded network and take weights by name.
+    pub const HEURISTICS: [EvaluatorKind; 2] = [EvaluatorKind::Classic, EvaluatorKind::Tuned];
 
     pub fn as_str(self) -> &'static str {
         match self {
             EvaluatorKind::Classic => "classic",
             EvaluatorKind::Tuned => "tuned",
+            EvaluatorKind::NTuple => "ntuple",
         }
     }
 
-    /// The evaluator with its default weights (tables built once per process).
-    pub fn default_evaluator(self) -> AnyEvaluator {
-        match self {
-            EvaluatorKind::Classic => AnyEvaluator::Classic(ClassicEvaluator::default()),
-            EvaluatorKind::Tuned => AnyEvaluator::Tuned(TunedEvaluator::default()),
-        }
+    /// The evaluator with its default weights (tables built once per process); [`WeightError::NoNetwork`] for
+    /// `ntuple`, which needs a network ([`EvaluatorKind::with_network`]).
+    pub fn default_evaluator(self) -> Result<AnyEvaluator, WeightError> {
+        self.with_network(None, &[])
     }
 
     /// The evaluator with `overrides` applied to its default weights (tables built now when any weight changes).
@@ -157,8 +174,33 @@ impl EvaluatorKind {
     /// assert!(EvaluatorKind::Tuned.with_weights(&[("dept".to_string(), 1.0)]).is_err());
     /// ```
     pub fn with_weights(self, overrides: &[(String, f64)]) -> Result<AnyEvaluator, WeightError> {
+        self.with_network(None, overrides)
+    }
+
+    /// The evaluator, with `net` as the network of `ntuple` (ignored by the heuristics) and `overrides` applied to
+    /// the heuristics' default weights. `ntuple` takes no weights by name: any override is an unknown weight.
+    pub fn with_network(
+        self,
+        net: Option<&Arc<Network>>,
+        overrides: &[(String, f64)],
+    ) -> Result<AnyEvaluator, WeightError> {
+        if self == EvaluatorKind::NTuple {
+            if let Some((name, _)) = overrides.first() {
+                return Err(WeightError::Unknown {
+                    evaluator: "ntuple",
+                    name: name.clone(),
+                    known: "none: a network's weights come from its weight file".into(),
+                });
+            }
+            return net
+                .map(|n| AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::clone(n))))
+                .ok_or(WeightError::NoNetwork);
+        }
         if overrides.is_empty() {
-            return Ok(self.default_evaluator());
+            return Ok(match self {
+                EvaluatorKind::Classic => AnyEvaluator::Classic(ClassicEvaluator::default()),
+                _ => AnyEvaluator::Tuned(TunedEvaluator::default()),
+            });
         }
         Ok(match self {
             EvaluatorKind::Classic => {
@@ -166,7 +208,7 @@ impl EvaluatorKind {
                 w.apply(overrides)?;
                 AnyEvaluator::Classic(ClassicEvaluator::new(w))
             }
-            EvaluatorKind::Tuned => {
+            _ => {
                 let mut w = TunedWeights::default();
                 w.apply(overrides)?;
                 AnyEvaluator::Tuned(TunedEvaluator::new(w))
@@ -174,11 +216,12 @@ impl EvaluatorKind {
         })
     }
 
-    /// Names of the weights this evaluator takes, with their defaults.
+    /// Names of the weights this evaluator takes, with their defaults (none for `ntuple`).
     pub fn default_weights(self) -> Vec<(&'static str, f64)> {
         match self {
             EvaluatorKind::Classic => ClassicWeights::default().named(),
             EvaluatorKind::Tuned => TunedWeights::default().named(),
+            EvaluatorKind::NTuple => Vec::new(),
         }
     }
 }
@@ -191,7 +234,7 @@ impl fmt::Display for EvaluatorKind {
 
 /// The error of parsing an [`EvaluatorKind`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not an evaluator (classic or tuned)")]
+#[error("{0:?} is not an evaluator (classic, tuned or ntuple)")]
 pub struct ParseEvaluatorError(pub String);
 
 impl FromStr for EvaluatorKind {
@@ -200,16 +243,18 @@ impl FromStr for EvaluatorKind {
         match s {
             "classic" => Ok(EvaluatorKind::Classic),
             "tuned" => Ok(EvaluatorKind::Tuned),
+            "ntuple" => Ok(EvaluatorKind::NTuple),
             _ => Err(ParseEvaluatorError(s.to_owned())),
         }
     }
 }
 
-/// Either evaluator, dispatched by a `match` (one predictable branch) so the search can be monomorphised on it.
+/// Any evaluator, dispatched by a `match` (one predictable branch) so the search can be monomorphised on it.
 #[derive(Clone, Debug)]
 pub enum AnyEvaluator {
     Classic(ClassicEvaluator),
     Tuned(TunedEvaluator),
+    NTuple(NTupleEvaluator),
 }
 
 impl AnyEvaluator {
@@ -217,6 +262,7 @@ impl AnyEvaluator {
         match self {
             AnyEvaluator::Classic(_) => EvaluatorKind::Classic,
             AnyEvaluator::Tuned(_) => EvaluatorKind::Tuned,
+            AnyEvaluator::NTuple(_) => EvaluatorKind::NTuple,
         }
     }
 }
@@ -230,18 +276,24 @@ impl Evaluator for AnyEvaluator {
         match self {
             AnyEvaluator::Classic(e) => e.evaluate_with_transpose(board, transposed),
             AnyEvaluator::Tuned(e) => e.evaluate_with_transpose(board, transposed),
+            AnyEvaluator::NTuple(e) => e.evaluate_with_transpose(board, transposed),
         }
     }
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
         match self {
             AnyEvaluator::Classic(e) => e.evaluate_tiles(tiles),
             AnyEvaluator::Tuned(e) => e.evaluate_tiles(tiles),
+            AnyEvaluator::NTuple(e) => e.evaluate_tiles(tiles),
         }
+    }
+    fn afterstate_values(&self) -> bool {
+        matches!(self, AnyEvaluator::NTuple(_))
     }
     fn breakdown(&self, tiles: &Tiles) -> Breakdown {
         match self {
             AnyEvaluator::Classic(e) => e.breakdown(tiles),
             AnyEvaluator::Tuned(e) => e.breakdown(tiles),
+            AnyEvaluator::NTuple(e) => e.breakdown(tiles),
         }
     }
 }

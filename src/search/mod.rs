@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub use params::{auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, SearchSettings, Terminal};
-pub use params::{DEFAULT_TT_BITS, MAX_DEPTH};
+pub use params::{DEFAULT_TT_BITS, LEARNED_DEFAULT_DEPTH, MAX_DEPTH};
 pub use stop::{StopHandle, StopOnDrop};
 pub use tt::TranspositionTable;
 
@@ -55,8 +55,10 @@ use expectimax::{Ctx, Position};
 /// Builds the move tables and the default evaluators' tables now, instead of during the first search that needs
 /// them (which would take about 20 ms longer). The server calls this before it accepts connections.
 pub fn warm_up() {
-    for kind in crate::eval::EvaluatorKind::ALL {
-        std::hint::black_box(kind.default_evaluator().evaluate(crate::engine::Board::EMPTY));
+    for kind in crate::eval::EvaluatorKind::HEURISTICS {
+        if let Ok(e) = kind.default_evaluator() {
+            std::hint::black_box(e.evaluate(crate::engine::Board::EMPTY));
+        }
     }
     std::hint::black_box(crate::engine::Board::EMPTY.play(Direction::Left)).ok();
 }
@@ -133,13 +135,14 @@ fn with_table<R>(bits: Option<u8>, f: impl FnOnce(Option<&mut TranspositionTable
 /// use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
 /// let tiles = Tiles::from_rows(&[[0, 0, 2, 2], [0, 4, 8, 16], [2, 4, 8, 32], [128, 64, 32, 1024]]).unwrap();
 /// let settings = SearchSettings { depth: Depth::Plies(3), ..Profile::Classic.settings() };
-/// let outcome = search(&tiles, &EvaluatorKind::Classic.default_evaluator(), &settings, &StopHandle::new());
+/// let outcome = search(&tiles, &EvaluatorKind::Classic.default_evaluator().unwrap(), &settings, &StopHandle::new());
 /// assert_eq!(outcome.best, Some(Direction::Right));
 /// ```
 pub fn search(tiles: &Tiles, evaluator: &AnyEvaluator, settings: &SearchSettings, stop: &StopHandle) -> SearchOutcome {
     match evaluator {
         AnyEvaluator::Classic(e) => search_with(tiles, e, settings, stop),
         AnyEvaluator::Tuned(e) => search_with(tiles, e, settings, stop),
+        AnyEvaluator::NTuple(e) => search_with(tiles, e, settings, stop),
     }
 }
 
@@ -156,7 +159,11 @@ struct RootResult {
 
 fn search_with<E: Evaluator>(tiles: &Tiles, eval: &E, settings: &SearchSettings, stop: &StopHandle) -> SearchOutcome {
     let start = Instant::now();
-    let target = settings.depth.plies_for(tiles).clamp(1, MAX_DEPTH);
+    let mut target = settings.depth.plies_for(tiles).clamp(1, MAX_DEPTH);
+    if eval.afterstate_values() && target % 2 == 0 {
+        // A learned value is the value of a board right after a move: leaves must be such boards (odd plies).
+        target += 1;
+    }
     let deadline = settings.time_budget.map(|b| start + b);
     let roots: [Option<(Tiles, u64)>; 4] = Direction::ALL.map(|d| tiles.play(d));
     let rewards = roots.map(|r| r.map(|(_, reward)| reward));

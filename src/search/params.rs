@@ -87,15 +87,24 @@ pub enum Profile {
     /// Evaluator `classic`, reward weight 1 (seed 002 eq. 3: merge score plus heuristic), terminal h(board),
     /// cut-off 0.0001, depth 4 plies.
     Classic,
+    /// Evaluator `ntuple` (the loaded network), reward weight 1 (the network predicts the score still to come
+    /// after a move, so the rewards along the path count), terminal 0, cut-off 0.0001, depth
+    /// [`LEARNED_DEFAULT_DEPTH`] plies. Leaves are boards right after a move: an even depth is searched one ply
+    /// deeper.
+    Learned,
 }
 
+/// The default depth of the `learned` profile, in plies (1 = greedy over the four after-move boards).
+pub const LEARNED_DEFAULT_DEPTH: u32 = 3;
+
 impl Profile {
-    pub const ALL: [Profile; 2] = [Profile::Tuned, Profile::Classic];
+    pub const ALL: [Profile; 3] = [Profile::Tuned, Profile::Classic, Profile::Learned];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Profile::Tuned => "tuned",
             Profile::Classic => "classic",
+            Profile::Learned => "learned",
         }
     }
 
@@ -111,6 +120,14 @@ impl Profile {
                 terminal: Terminal::Heuristic,
                 ..SearchSettings::default()
             },
+            Profile::Learned => SearchSettings {
+                profile: Profile::Learned,
+                evaluator: EvaluatorKind::NTuple,
+                depth: Depth::Plies(LEARNED_DEFAULT_DEPTH),
+                reward_weight: 1.0,
+                terminal: Terminal::Zero,
+                ..SearchSettings::default()
+            },
         }
     }
 }
@@ -123,7 +140,7 @@ impl fmt::Display for Profile {
 
 /// The error of parsing a [`Profile`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a profile (tuned or classic)")]
+#[error("{0:?} is not a profile (tuned, classic or learned)")]
 pub struct ParseProfileError(pub String);
 
 impl FromStr for Profile {
@@ -132,6 +149,7 @@ impl FromStr for Profile {
         match s {
             "tuned" => Ok(Profile::Tuned),
             "classic" => Ok(Profile::Classic),
+            "learned" => Ok(Profile::Learned),
             _ => Err(ParseProfileError(s.to_owned())),
         }
     }

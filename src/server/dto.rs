@@ -1,6 +1,7 @@
 //! Wire types: requests are read from a `serde_json::Value` field by field so that **every** problem is reported
 //! with its JSON pointer (serde's derive stops at the first); responses are plain `Serialize` structs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -8,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, FieldError};
 use crate::engine::{exponent_of, Direction, SavedCell, Tiles, MAX_TILE};
-use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind};
+use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind, Network, WeightError};
 use crate::search::{Depth, Profile, SearchOutcome, SearchSettings, Terminal};
 
 /// Board rows of tile values, top row first.
@@ -331,10 +332,34 @@ pub const SEARCH_FIELDS: &[&str] = &[
 /// table takes milliseconds) by [`build_evaluator`].
 pub type Weights = Vec<(String, f64)>;
 
-/// The evaluator of `kind` with `weights` applied (the names and values were validated when read).
-pub fn build_evaluator(kind: EvaluatorKind, weights: &Weights) -> Result<AnyEvaluator, ApiError> {
-    kind.with_weights(weights)
-        .map_err(|e| ApiError::Invalid(vec![FieldError::new("/weights", e.to_string())]))
+/// The evaluator of `kind` with `weights` applied (the names and values were validated when read) and `network`
+/// as the `ntuple` evaluator's network.
+pub fn build_evaluator(
+    kind: EvaluatorKind,
+    weights: &Weights,
+    network: Option<&Arc<Network>>,
+) -> Result<AnyEvaluator, ApiError> {
+    kind.with_network(network, weights).map_err(|e| {
+        let at = if matches!(e, WeightError::NoNetwork) {
+            "/evaluator"
+        } else {
+            "/weights"
+        };
+        ApiError::Invalid(vec![FieldError::new(at, e.to_string())])
+    })
+}
+
+/// Records a problem when the request needs the `ntuple` evaluator (profile `learned` or evaluator `ntuple`) and
+/// the service has no network loaded: at `/evaluator` when the request named it, else at `/profile`.
+pub fn check_network(map: &Map<String, Value>, kind: EvaluatorKind, loaded: bool, problems: &mut Problems) {
+    if kind == EvaluatorKind::NTuple && !loaded {
+        let at = if map.contains_key("evaluator") {
+            "/evaluator"
+        } else {
+            "/profile"
+        };
+        problems.push(at, WeightError::NoNetwork.to_string());
+    }
 }
 
 /// Reads the search settings: the profile's defaults with every given field applied, the budget clamped to the

@@ -31,6 +31,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::eval::Network;
 use error::ApiError;
 use limits::{ActiveSearches, SearchPermits};
 use metrics::Metrics;
@@ -99,6 +100,8 @@ pub struct Inner {
     pub permits: SearchPermits,
     pub active: ActiveSearches,
     pub metrics: Metrics,
+    /// The n-tuple network of profile `learned` / evaluator `ntuple`, shared read-only by every request.
+    pub network: Option<Arc<Network>>,
     shutting_down: AtomicBool,
 }
 
@@ -111,7 +114,13 @@ impl std::ops::Deref for AppState {
 
 impl AppState {
     pub fn new(config: ServerConfig) -> AppState {
+        AppState::with_network(config, None)
+    }
+
+    /// The state of a service that answers `learned` / `ntuple` requests with `network`.
+    pub fn with_network(config: ServerConfig, network: Option<Arc<Network>>) -> AppState {
         AppState(Arc::new(Inner {
+            network,
             permits: SearchPermits::new(config.max_searches, config.max_queue),
             active: ActiveSearches::default(),
             metrics: Metrics::default(),

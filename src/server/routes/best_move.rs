@@ -26,11 +26,14 @@ pub async fn handle(
         }
     };
     let search_settings = dto::read_search(map, &state.search_bounds(), &mut problems);
+    if let Some((s, _)) = &search_settings {
+        dto::check_network(map, s.evaluator, state.network.is_some(), &mut problems);
+    }
     let (tiles, (settings, weights)) = problems.finish(board.zip(search_settings))?;
     let threads = settings.threads;
     let metrics_state = state.clone();
     let answer = run_search(&state, threads, move |stop| {
-        let evaluator = dto::build_evaluator(settings.evaluator, &weights)?;
+        let evaluator = dto::build_evaluator(settings.evaluator, &weights, metrics_state.network.as_ref())?;
         let outcome = search(&tiles, &evaluator, &settings, stop);
         metrics_state.metrics.record_search(outcome.stats.nodes);
         if !outcome.completed() {

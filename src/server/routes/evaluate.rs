@@ -10,7 +10,7 @@ use crate::server::error::ApiError;
 use crate::server::AppState;
 
 pub async fn handle(
-    State(_state): State<AppState>,
+    State(state): State<AppState>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<EvaluateResponse>, ApiError> {
     let mut problems = Problems::default();
@@ -33,17 +33,20 @@ pub async fn handle(
             None => {
                 problems.push(
                     "/evaluator",
-                    format!("evaluator must be \"classic\" or \"tuned\", found {v}"),
+                    format!("evaluator must be \"classic\", \"tuned\" or \"ntuple\", found {v}"),
                 );
                 None
             }
         },
     };
+    if let Some(k) = kind {
+        dto::check_network(map, k, state.network.is_some(), &mut problems);
+    }
     let weights = kind.and_then(|k| dto::read_weights(map, k, &mut problems));
     let (tiles, (kind, weights)) = problems.finish(board.zip(kind.zip(weights)))?;
     // Custom weights build a table (milliseconds of CPU): keep that off the async workers.
     let answer = tokio::task::spawn_blocking(move || {
-        let evaluator = dto::build_evaluator(kind, &weights)?;
+        let evaluator = dto::build_evaluator(kind, &weights, state.network.as_ref())?;
         Ok::<_, ApiError>(evaluate_response(&tiles, &evaluator))
     })
     .await

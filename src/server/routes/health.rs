@@ -6,6 +6,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 
+use crate::eval::Network;
 use crate::server::AppState;
 
 /// The OpenAPI description of this service, embedded at build time.
@@ -17,6 +18,34 @@ pub struct Health {
     version: &'static str,
     searches_running: usize,
     searches_queued: usize,
+    /// The loaded n-tuple network (profile `learned`), or null.
+    network: Option<NetworkHealth>,
+}
+
+/// What `/healthz` says of the loaded network.
+#[derive(Serialize)]
+pub struct NetworkHealth {
+    shape: String,
+    tuples: Vec<Vec<u8>>,
+    stages: Vec<u8>,
+    weights: usize,
+    /// The first 16 hex digits of the weight file's SHA-256 (`advisor2048 net info` prints the same).
+    checksum: Option<String>,
+    trained_games: Option<u64>,
+}
+
+impl NetworkHealth {
+    pub fn of(net: &Network) -> NetworkHealth {
+        let shape = net.shape();
+        NetworkHealth {
+            shape: shape.describe(),
+            tuples: shape.tuples.clone(),
+            stages: shape.stages.clone(),
+            weights: shape.weight_count(),
+            checksum: net.info.as_ref().map(|i| i.checksum().to_owned()),
+            trained_games: net.info.as_ref().map(|i| i.header.training.games),
+        }
+    }
 }
 
 pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
@@ -25,6 +54,7 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
         version: env!("CARGO_PKG_VERSION"),
         searches_running: state.permits.running(),
         searches_queued: state.permits.waiting(),
+        network: state.network.as_deref().map(NetworkHealth::of),
     })
 }
 

@@ -77,6 +77,9 @@ fn read_request(state: &AppState, body: &Value) -> Result<SimRequest, ApiError> 
     let mut search_fields = map.clone();
     search_fields.remove("seed");
     let search = dto::read_search(&search_fields, &state.search_bounds(), &mut problems);
+    if let Some((s, _)) = &search {
+        dto::check_network(map, s.evaluator, state.network.is_some(), &mut problems);
+    }
     let (mut settings, weights) = problems.finish(search)?;
     // A move's search is bounded by depth unless the request asks for a budget (clamped to the per-move maximum):
     // then the same seed and settings give the same games. The whole run is bounded by the wall-clock limit.
@@ -132,7 +135,11 @@ pub async fn handle(
     let metrics_state = state.clone();
     let (lines, receiver) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
     let running = start_search(&state, threads, move |stop| -> Result<SimReport, ApiError> {
-        let evaluator = dto::build_evaluator(request.settings.evaluator, &request.weights)?;
+        let evaluator = dto::build_evaluator(
+            request.settings.evaluator,
+            &request.weights,
+            metrics_state.network.as_ref(),
+        )?;
         let mut settings = request.settings;
         let threads = std::mem::replace(&mut settings.threads, 1);
         let config = SimConfig {

@@ -1,0 +1,373 @@
+//! `advisor2048 train` (TD learning of an n-tuple network) and `advisor2048 net info` (what a weight file holds).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+
+use advisor2048::eval::ntuple::file::{self, ValueType};
+use advisor2048::eval::ntuple::Shape;
+use advisor2048::train::{Progress, TrainConfig, Trainer, REACH_EXPONENTS};
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Tuple set of a new network: 4x6 or 8x6 (ignored with --resume, which keeps the checkpoint's).
+    #[arg(long, default_value = "4x6")]
+    pub net: String,
+    /// Largest tiles at which further weight sets start, e.g. --stages 16384 (one stage when not given).
+    #[arg(long, value_delimiter = ',')]
+    pub stages: Vec<u32>,
+    /// Stop after this many games from the start (counting the checkpoint's games when resuming).
+    #[arg(long)]
+    pub games: Option<u64>,
+    /// Stop after this many minutes of this run.
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// Seed of the run (with one thread, the same seed trains the same network).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Threads playing and learning at once (one shared network).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// The weight file to write: a checkpoint (f32 weights and the trainer's state, so --resume can continue it).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also write the final network as a shipped weight file (f16, no trainer state) here.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+    /// Continue the run saved in this checkpoint.
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// TD(lambda): 0 is TD(0).
+    #[arg(long, default_value_t = 0.5)]
+    pub lambda: f32,
+    /// Learning rate (divided by the lookups per board).
+    #[arg(long, default_value_t = 1.0)]
+    pub alpha: f32,
+    /// Plain TD with the fixed rate --alpha instead of temporal coherence's per-weight rates.
+    #[arg(long)]
+    pub no_tc: bool,
+    /// Optimistic initialisation: the value every board starts with.
+    #[arg(long, default_value_t = 0.0)]
+    pub init_value: f32,
+    /// Probability that a game starts from a position in the middle of an earlier game.
+    #[arg(long, default_value_t = 0.25)]
+    pub restart_prob: f64,
+    /// Games in the rolling statistics.
+    #[arg(long, default_value_t = 1000)]
+    pub window: usize,
+    /// Minutes between checkpoints (also written at the end and on Ctrl-C).
+    #[arg(long, default_value_t = 10.0)]
+    pub checkpoint_minutes: f64,
+    /// Append the learning curve to this CSV file (one line per report).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Seconds between progress reports (and learning-curve lines).
+    #[arg(long, default_value_t = 10.0)]
+    pub report_seconds: f64,
+    /// Print the summary as JSON at the end (and no progress bar).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NetCommand {
+    /// Print a weight file's shape, size, checksum and training summary (checks the whole file).
+    Info(NetInfoArgs),
+    /// Write a checkpoint's network as a shipped weight file (f16, no trainer state).
+    Export(NetExportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NetInfoArgs {
+    pub file: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NetExportArgs {
+    pub checkpoint: PathBuf,
+    pub out: PathBuf,
+}
+
+fn stages(args: &TrainArgs) -> anyhow::Result<Vec<u8>> {
+    let mut out = vec![0u8];
+    for &tile in &args.stages {
+        if !tile.is_power_of_two() || !(4..=32768).contains(&tile) {
+            bail!("--stages: {tile} is not a tile from 4 to 32768");
+        }
+        out.push(tile.trailing_zeros() as u8);
+    }
+    Ok(out)
+}
+
+pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
+    if args.games.is_none() && args.minutes.is_none() {
+        bail!("say when to stop: --games N, --minutes M, or both");
+    }
+    if !(0.0..=1.0).contains(&args.lambda) {
+        bail!("--lambda must be from 0 to 1");
+    }
+    if !(args.alpha > 0.0 && args.alpha.is_finite()) {
+        bail!("--alpha must be a positive number");
+    }
+    if !(0.0..=1.0).contains(&args.restart_prob) {
+        bail!("--restart-prob must be from 0 to 1");
+    }
+    if !args.init_value.is_finite() {
+        bail!("--init-value must be a finite number");
+    }
+    let threads = args.threads.max(1);
+    let config = TrainConfig {
+        games: args.games,
+        duration: args.minutes.map(|m| Duration::from_secs_f64(m.max(0.0) * 60.0)),
+        seed: args.seed,
+        threads,
+        lambda: args.lambda,
+        alpha: args.alpha,
+        tc: !args.no_tc,
+        init_value: args.init_value,
+        restart_prob: args.restart_prob,
+        window: args.window.max(1),
+    };
+    let trainer = match &args.resume {
+        Some(path) => {
+            let (net, _, state) = file::load(path).with_context(|| format!("cannot resume from {}", path.display()))?;
+            Trainer::resume(&net, &state, config).with_context(|| format!("cannot resume from {}", path.display()))?
+        }
+        None => Trainer::new(Shape::named(&args.net, stages(args)?)?, config),
+    };
+    trainer.add_command(std::env::args().collect::<Vec<_>>().join(" "));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    ctrl_c_sets(Arc::clone(&stop));
+    let mut log = match &args.log {
+        Some(p) => {
+            let new = !p.exists();
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open {}", p.display()))?;
+            if new {
+                writeln!(
+                    f,
+                    "seconds,games,moves,rolling_mean_score,reach_2048,reach_4096,reach_8192,reach_16384,reach_32768"
+                )?;
+            }
+            Some(f)
+        }
+        None => None,
+    };
+    let bar = (!args.json).then(|| {
+        let bar = indicatif::ProgressBar::new(args.games.unwrap_or(0));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos} games  {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut last_moves = trainer.progress().moves;
+    let mut last_seconds = trainer.progress().seconds;
+    let mut save_error: Option<anyhow::Error> = None;
+    let report = |p: &Progress| {
+        let rate = (p.moves - last_moves) as f64 / (p.seconds - last_seconds).max(1e-9);
+        last_moves = p.moves;
+        last_seconds = p.seconds;
+        let reach: Vec<String> = REACH_EXPONENTS
+            .iter()
+            .map(|&e| format!("{}:{:.1}%", 1u32 << e, 100.0 * p.rolling.reach_rate(e)))
+            .collect();
+        if let Some(bar) = &bar {
+            bar.set_position(p.games);
+            bar.set_message(format!(
+                "{:.0} moves/s  mean {:.0}  {}",
+                rate,
+                p.rolling.mean_score(),
+                reach.join(" ")
+            ));
+        }
+        if let Some(f) = log.as_mut() {
+            let rates: Vec<String> = REACH_EXPONENTS
+                .iter()
+                .map(|&e| format!("{:.4}", p.rolling.reach_rate(e)))
+                .collect();
+            let _ = writeln!(
+                f,
+                "{:.1},{},{},{:.1},{}",
+                p.seconds,
+                p.games,
+                p.moves,
+                p.rolling.mean_score(),
+                rates.join(",")
+            );
+        }
+    };
+    let out = args.out.clone();
+    let checkpoint = |t: &Trainer| {
+        if let Err(e) = save_checkpoint(t, &out) {
+            save_error.get_or_insert(e);
+        }
+    };
+    trainer.run(
+        &stop,
+        Duration::from_secs_f64(args.report_seconds.max(0.05)),
+        report,
+        Some(Duration::from_secs_f64(args.checkpoint_minutes.max(0.01) * 60.0)),
+        checkpoint,
+    );
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    if let Some(e) = save_error {
+        return Err(e);
+    }
+    let info = save_checkpoint(&trainer, &args.out)?;
+    let exported = match &args.export {
+        Some(path) => Some(file::save(
+            path,
+            &trainer.network(),
+            ValueType::F16,
+            &trainer.summary(),
+            &[],
+        )?),
+        None => None,
+    };
+    let p = trainer.progress();
+    let summary = serde_json::json!({
+        "checkpoint": args.out,
+        "checksum": info.checksum(),
+        "exported": exported.as_ref().map(|i| serde_json::json!({"file": args.export, "checksum": i.checksum()})),
+        "games": p.games,
+        "restarted_games": p.restarted_games,
+        "moves": p.moves,
+        "seconds": p.seconds,
+        "moves_per_second": p.moves as f64 / p.seconds.max(1e-9),
+        "rolling_window": p.rolling.games.len(),
+        "rolling_mean_score": p.rolling.mean_score(),
+        "rolling_reach": REACH_EXPONENTS.iter().map(|&e| ((1u32 << e).to_string(), serde_json::json!(p.rolling.reach_rate(e)))).collect::<serde_json::Map<String, serde_json::Value>>(),
+        "interrupted": stop.load(Ordering::Relaxed),
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "trained {} games ({} restarted), {} moves in {:.0} s; rolling mean score {:.0}; checkpoint {} ({})",
+            p.games,
+            p.restarted_games,
+            p.moves,
+            p.seconds,
+            p.rolling.mean_score(),
+            args.out.display(),
+            info.checksum()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn save_checkpoint(t: &Trainer, path: &Path) -> anyhow::Result<file::NetInfo> {
+    file::save(path, &t.network(), ValueType::F32, &t.summary(), &t.state_bytes())
+        .with_context(|| format!("cannot write the checkpoint {}", path.display()))
+}
+
+/// Sets `stop` on Ctrl-C or SIGTERM (the run then ends at a game boundary and writes its checkpoint).
+fn ctrl_c_sets(stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async {
+            #[cfg(unix)]
+            {
+                let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            #[cfg(not(unix))]
+            let _ = tokio::signal::ctrl_c().await;
+            stop.store(true, Ordering::Relaxed);
+        });
+    });
+}
+
+pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        NetCommand::Info(args) => {
+            let (net, info, state) = file::load(&args.file)
+                .with_context(|| format!("{} is not a usable weight file", args.file.display()))?;
+            let shape = net.shape();
+            let h = &info.header;
+            if args.json {
+                let v = serde_json::json!({
+                    "file": args.file,
+                    "file_bytes": info.file_bytes,
+                    "checksum": info.checksum(),
+                    "sha256": info.sha256,
+                    "format_version": file::VERSION,
+                    "shape": shape.describe(),
+                    "tuples": shape.tuples,
+                    "stages": shape.stages,
+                    "weights": shape.weight_count(),
+                    "value_type": h.value_type,
+                    "memory_bytes": shape.weight_count() * 4,
+                    "checkpoint": !state.is_empty(),
+                    "training": h.training,
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("file       {} ({} bytes)", args.file.display(), info.file_bytes);
+                println!("checksum   {} (sha256 {})", info.checksum(), info.sha256);
+                println!("shape      {}", shape.describe());
+                for (i, t) in shape.tuples.iter().enumerate() {
+                    println!("  tuple_{:<3} cells {:?}", i + 1, t);
+                }
+                println!(
+                    "weights    {} stored as {:?}, {} MiB in memory (f32)",
+                    shape.weight_count(),
+                    h.value_type,
+                    shape.weight_count() * 4 / (1 << 20)
+                );
+                println!(
+                    "kind       {}",
+                    if state.is_empty() {
+                        "network"
+                    } else {
+                        "checkpoint (resumable)"
+                    }
+                );
+                let t = &h.training;
+                println!(
+                    "training   {} games, {} moves, {:.0} s, rolling mean score {:.0}",
+                    t.games, t.moves, t.seconds, t.rolling_mean_score
+                );
+                if !t.command.is_empty() {
+                    println!("command    {}", t.command);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Export(args) => {
+            let (net, info, _) = file::load(&args.checkpoint)
+                .with_context(|| format!("{} is not a usable weight file", args.checkpoint.display()))?;
+            let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
+            println!(
+                "{} ({} bytes, checksum {})",
+                args.out.display(),
+                out.file_bytes,
+                out.checksum()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

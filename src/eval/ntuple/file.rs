@@ -1,0 +1,284 @@
+//! The weight file of an n-tuple network (`.a2n`): versioned, checksummed, compressed.
+//!
+//! # Format, version 1 (all integers little-endian)
+//! ```text
+//! offset 0   8 bytes   magic "A2048NET"
+//! offset 8   u32       format version (1)
+//! offset 12  u32       header length H
+//! offset 16  H bytes   header: UTF-8 JSON (see NetHeader): tuples, stages, value type ("f16" or "f32"),
+//!                      compression ("deflate"), payload length before compression, training summary,
+//!                      and (checkpoints only) the trainer's state length
+//! then       ...       payload, deflate-compressed (RFC 1951): every weight, stage by stage, tuple by tuple,
+//!                      index by index (the first cell of a tuple is the most significant digit), as f16 or f32;
+//!                      then, in checkpoints, the trainer's state (opaque to this module)
+//! last 32 bytes        SHA-256 of everything before it
+//! ```
+//! A file is checked in this order, and each failure has its own [`NetFileError`]: length, magic, version, checksum,
+//! header, shape, payload size. The checksum printed by `advisor2048 net info` (and reported by `/healthz`) is the
+//! first 16 hex digits of the trailing SHA-256.
+//!
+//! Training keeps f32; a shipped network is stored as f16 (IEEE half precision, 11 significant bits): each weight
+//! changes by at most 2^-11 of its magnitude (plus 2^-24 near zero), see [`F16_RELATIVE_ERROR`].
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{Network, Shape, ShapeError};
+
+/// The first 8 bytes of every weight file.
+pub const MAGIC: &[u8; 8] = b"A2048NET";
+/// The format version this build reads and writes.
+pub const VERSION: u32 = 1;
+/// The largest relative change of a weight stored as f16 (round to nearest: half a unit in the 11th bit).
+pub const F16_RELATIVE_ERROR: f64 = 1.0 / 2048.0;
+/// Headers longer than this are refused before parsing (a corrupt length must not allocate gigabytes).
+const MAX_HEADER: usize = 1 << 20;
+
+/// How weights are stored in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ValueType {
+    F16,
+    F32,
+}
+
+impl ValueType {
+    fn bytes(self) -> usize {
+        match self {
+            ValueType::F16 => 2,
+            ValueType::F32 => 4,
+        }
+    }
+}
+
+/// How a network was trained (all optional: a hand-made network has none of it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainingSummary {
+    /// Games played from the start (restarted games not counted).
+    pub games: u64,
+    /// Moves trained on (all games).
+    pub moves: u64,
+    /// Mean score of the last games from the start (the rolling window of the progress display).
+    pub rolling_mean_score: f64,
+    /// Wall-clock seconds spent training (all runs of a resumed training).
+    pub seconds: f64,
+    /// The command line(s) that trained it.
+    pub command: String,
+}
+
+/// The JSON header of a weight file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetHeader {
+    pub tuples: Vec<Vec<u8>>,
+    pub stages: Vec<u8>,
+    pub value_type: ValueType,
+    pub compression: String,
+    /// Bytes of the payload before compression (weights, then the trainer state if any).
+    pub payload_bytes: u64,
+    /// Bytes of trainer state after the weights (0 in a shipped network).
+    #[serde(default)]
+    pub trainer_state_bytes: u64,
+    #[serde(default)]
+    pub training: TrainingSummary,
+}
+
+/// What a loaded file said about itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetInfo {
+    pub header: NetHeader,
+    /// The trailing SHA-256, hex.
+    pub sha256: String,
+    /// The file's size in bytes.
+    pub file_bytes: u64,
+}
+
+impl NetInfo {
+    /// The short checksum: the first 16 hex digits of the SHA-256.
+    pub fn checksum(&self) -> &str {
+        &self.sha256[..16]
+    }
+}
+
+/// Why a weight file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum NetFileError {
+    #[error("cannot read the weight file: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the file is truncated: {0} bytes is too short for a weight file")]
+    Truncated(usize),
+    #[error("not a weight file: wrong magic bytes {0:?} (expected \"A2048NET\")")]
+    Magic(String),
+    #[error("unsupported weight file version {found} (this build reads version {VERSION})")]
+    Version { found: u32 },
+    #[error("checksum mismatch: the file says {stored}, its contents hash to {computed} (corrupt or truncated)")]
+    Checksum { stored: String, computed: String },
+    #[error("the header is invalid: {0}")]
+    Header(String),
+    #[error("the network's shape is invalid: {0}")]
+    Shape(#[from] ShapeError),
+    #[error("the payload does not match the shape: {0}")]
+    ShapeMismatch(String),
+    #[error("unsupported compression {0:?} (this build reads deflate)")]
+    Compression(String),
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Encodes a network (and optionally trainer state) as a weight file.
+pub fn encode(
+    net: &Network,
+    value_type: ValueType,
+    training: &TrainingSummary,
+    trainer_state: &[u8],
+) -> Result<Vec<u8>, NetFileError> {
+    let weights = net.weights();
+    let mut payload = Vec::with_capacity(weights.len() * value_type.bytes() + trainer_state.len());
+    match value_type {
+        ValueType::F32 => weights.iter().for_each(|w| payload.extend_from_slice(&w.to_le_bytes())),
+        ValueType::F16 => weights
+            .iter()
+            .for_each(|w| payload.extend_from_slice(&half::f16::from_f32(*w).to_le_bytes())),
+    }
+    payload.extend_from_slice(trainer_state);
+    let header = NetHeader {
+        tuples: net.shape().tuples.clone(),
+        stages: net.shape().stages.clone(),
+        value_type,
+        compression: "deflate".into(),
+        payload_bytes: payload.len() as u64,
+        trainer_state_bytes: trainer_state.len() as u64,
+        training: training.clone(),
+    };
+    let header = serde_json::to_vec(&header).map_err(|e| NetFileError::Header(e.to_string()))?;
+    let mut out = Vec::with_capacity(payload.len() / 2);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    out.extend_from_slice(&header);
+    let mut enc = flate2::write::DeflateEncoder::new(out, flate2::Compression::new(6));
+    enc.write_all(&payload)?;
+    let mut out = enc.finish()?;
+    let digest = Sha256::digest(&out);
+    out.extend_from_slice(&digest);
+    Ok(out)
+}
+
+/// Writes a weight file atomically (a temporary file renamed into place, so a crash never leaves half a file).
+pub fn save(
+    path: &Path,
+    net: &Network,
+    value_type: ValueType,
+    training: &TrainingSummary,
+    trainer_state: &[u8],
+) -> Result<NetInfo, NetFileError> {
+    let bytes = encode(net, value_type, training, trainer_state)?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)?;
+    std::fs::rename(&tmp, path)?;
+    let (_, info, _) = decode(&bytes)?;
+    Ok(info)
+}
+
+/// Reads the header of a weight file and checks it (length, magic, version, checksum), without the weights.
+pub fn inspect(bytes: &[u8]) -> Result<(NetInfo, usize), NetFileError> {
+    if bytes.len() < 16 + 32 {
+        return Err(NetFileError::Truncated(bytes.len()));
+    }
+    if &bytes[..8] != MAGIC {
+        return Err(NetFileError::Magic(String::from_utf8_lossy(&bytes[..8]).into_owned()));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != VERSION {
+        return Err(NetFileError::Version { found: version });
+    }
+    let (body, stored) = bytes.split_at(bytes.len() - 32);
+    let computed = Sha256::digest(body);
+    if computed.as_slice() != stored {
+        return Err(NetFileError::Checksum {
+            stored: hex(stored)[..16].to_owned(),
+            computed: hex(&computed)[..16].to_owned(),
+        });
+    }
+    let header_len = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+    if header_len > MAX_HEADER || 16 + header_len > body.len() {
+        return Err(NetFileError::Header(format!(
+            "header length {header_len} does not fit in a {}-byte file",
+            bytes.len()
+        )));
+    }
+    let header: NetHeader =
+        serde_json::from_slice(&body[16..16 + header_len]).map_err(|e| NetFileError::Header(e.to_string()))?;
+    let info = NetInfo {
+        header,
+        sha256: hex(stored),
+        file_bytes: bytes.len() as u64,
+    };
+    Ok((info, 16 + header_len))
+}
+
+/// Decodes a weight file: the network, what the file says about itself, and the trainer state (empty unless a
+/// checkpoint).
+pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError> {
+    let (info, start) = inspect(bytes)?;
+    let h = &info.header;
+    if h.compression != "deflate" {
+        return Err(NetFileError::Compression(h.compression.clone()));
+    }
+    let shape = Shape::new(h.tuples.clone(), h.stages.clone())?;
+    let weight_bytes = shape.weight_count() * h.value_type.bytes();
+    let expected = weight_bytes as u64 + h.trainer_state_bytes;
+    if h.payload_bytes != expected {
+        return Err(NetFileError::ShapeMismatch(format!(
+            "the header declares {} payload bytes, the shape ({}) needs {expected}",
+            h.payload_bytes,
+            shape.describe()
+        )));
+    }
+    let compressed = &bytes[start..bytes.len() - 32];
+    let mut payload = Vec::with_capacity(expected as usize);
+    // Read one byte more than expected, so a longer payload is caught without inflating it all.
+    flate2::read::DeflateDecoder::new(compressed)
+        .take(expected + 1)
+        .read_to_end(&mut payload)
+        .map_err(|e| NetFileError::ShapeMismatch(format!("the compressed payload is damaged: {e}")))?;
+    if payload.len() as u64 != expected {
+        return Err(NetFileError::ShapeMismatch(format!(
+            "the payload holds {}{} bytes, the shape ({}) needs {expected}",
+            if payload.len() as u64 > expected {
+                "more than "
+            } else {
+                ""
+            },
+            payload.len().min(expected as usize),
+            shape.describe()
+        )));
+    }
+    let (w, state) = payload.split_at(weight_bytes);
+    let mut weights: Vec<f32> = super::huge_page_vec(shape.weight_count());
+    match h.value_type {
+        ValueType::F32 => weights.extend(w.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+        ValueType::F16 => weights.extend(
+            w.chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+        ),
+    }
+    if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(NetFileError::ShapeMismatch(format!(
+            "weight {bad} is not a finite number"
+        )));
+    }
+    let mut net = Network::from_weights(shape, weights).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
+    net.info = Some(info.clone());
+    Ok((net, info, state.to_vec()))
+}
+
+/// Loads a weight file from disk.
+pub fn load(path: &Path) -> Result<(Network, NetInfo, Vec<u8>), NetFileError> {
+    let bytes = std::fs::read(path)?;
+    decode(&bytes)
+}

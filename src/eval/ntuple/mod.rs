@@ -1,0 +1,542 @@
+//! `ntuple`: a learned evaluator, the n-tuple network of the strongest published 2048 players (Szubert and
+//! Jaśkowski, "Temporal difference learning of n-tuple networks for the game 2048", 2014; Jaśkowski, "Mastering 2048
+//! with delayed temporal coherence learning ...", 2016).
+//!
+//! A network is a list of **tuples**, each a list of cells of the 4x4 board (numbered 0..16 row by row from the
+//! top-left), and one table of 16^n weights per tuple (n = its number of cells). A tuple reads its cells' exponents
+//! as the digits of an index (the first cell most significant); the board's value is the sum, over every tuple and
+//! over each of the 8 symmetries of the square (identity, mirrors, rotations, transposes), of the weight that the
+//! tuple's index on the transformed board selects. The network's shape is data (stored in the weight file, see
+//! [`file`]), not compiled in.
+//!
+//! **Stages.** A network may hold several weight sets: stage s applies to boards whose largest exponent is at
+//! least `stages[s]` (the first stage starts at 0), so a board holding a 16384 can use weights of its own.
+//!
+//! **Tiles above 32768.** The tables index 4-bit exponents (tiles up to 32768). On a [`Tiles`] board a 65536 or
+//! 131072 tile is read as 32768 (its exponent capped at 15): the answer is exact for that documented rule, never an
+//! out-of-range index.
+//!
+//! The value predicts the score still to come from a board right after a move (an afterstate), which is why the
+//! `learned` search profile adds the rewards along the path (reward weight 1) and evaluates boards right after a
+//! move (odd plies).
+
+pub mod file;
+
+use std::sync::Arc;
+
+use super::{Breakdown, Component, Evaluator};
+use crate::engine::{Board, Tiles};
+
+/// Cells per tuple at most (16^8 weights per table would already be 16 GiB of f32).
+pub const MAX_TUPLE_CELLS: usize = 8;
+/// Tuples per network at most.
+pub const MAX_TUPLES: usize = 32;
+/// Weight sets per network at most.
+pub const MAX_STAGES: usize = 4;
+
+/// Breakdown names of the tuples, in network order (`tuple_1` is the first tuple).
+const TUPLE_NAMES: [&str; MAX_TUPLES] = [
+    "tuple_1", "tuple_2", "tuple_3", "tuple_4", "tuple_5", "tuple_6", "tuple_7", "tuple_8", "tuple_9", "tuple_10",
+    "tuple_11", "tuple_12", "tuple_13", "tuple_14", "tuple_15", "tuple_16", "tuple_17", "tuple_18", "tuple_19",
+    "tuple_20", "tuple_21", "tuple_22", "tuple_23", "tuple_24", "tuple_25", "tuple_26", "tuple_27", "tuple_28",
+    "tuple_29", "tuple_30", "tuple_31", "tuple_32",
+];
+
+/// The 4x6 tuple set: two straight 6-cell "rectangles" and two 2x3 blocks (16.7 M weights per table set).
+pub const TUPLES_4X6: &[&[u8]] = &[
+    &[0, 1, 2, 3, 4, 5],
+    &[4, 5, 6, 7, 8, 9],
+    &[0, 1, 2, 4, 5, 6],
+    &[4, 5, 6, 8, 9, 10],
+];
+
+/// The 8x6 tuple set of Yeh et al. ("Multistage temporal difference learning for 2048-like games", 2016), as used by
+/// later work: the four 4x6 tuples plus four more shapes that follow the corner and the snake.
+pub const TUPLES_8X6: &[&[u8]] = &[
+    &[0, 1, 2, 3, 4, 5],
+    &[4, 5, 6, 7, 8, 9],
+    &[0, 1, 2, 4, 5, 6],
+    &[4, 5, 6, 8, 9, 10],
+    &[0, 1, 2, 3, 5, 6],
+    &[0, 1, 4, 5, 8, 9],
+    &[0, 1, 5, 9, 10, 11],
+    &[0, 1, 5, 8, 9, 13],
+];
+
+/// The shape of a network: its tuples and where its stages start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// The cells of each tuple (row-major, 0 = top-left).
+    pub tuples: Vec<Vec<u8>>,
+    /// The smallest largest-exponent of each stage, increasing; the first is always 0.
+    pub stages: Vec<u8>,
+}
+
+/// A shape that cannot be a network.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("a network needs 1 to {MAX_TUPLES} tuples, found {0}")]
+    TupleCount(usize),
+    #[error("tuple {tuple} has {cells} cells; a tuple has 1 to {MAX_TUPLE_CELLS}")]
+    TupleSize { tuple: usize, cells: usize },
+    #[error("tuple {tuple} names cell {cell}; cells are 0 to 15")]
+    Cell { tuple: usize, cell: u8 },
+    #[error("tuple {tuple} names cell {cell} twice")]
+    RepeatedCell { tuple: usize, cell: u8 },
+    #[error(
+        "stages must start at 0 and increase strictly, with at most {MAX_STAGES} stages and exponents up to 15: {0:?}"
+    )]
+    Stages(Vec<u8>),
+    #[error("unknown network {0:?} (known: 4x6, 8x6)")]
+    UnknownName(String),
+}
+
+impl Shape {
+    /// A checked shape.
+    pub fn new(tuples: Vec<Vec<u8>>, stages: Vec<u8>) -> Result<Shape, ShapeError> {
+        if tuples.is_empty() || tuples.len() > MAX_TUPLES {
+            return Err(ShapeError::TupleCount(tuples.len()));
+        }
+        for (t, cells) in tuples.iter().enumerate() {
+            if cells.is_empty() || cells.len() > MAX_TUPLE_CELLS {
+                return Err(ShapeError::TupleSize {
+                    tuple: t,
+                    cells: cells.len(),
+                });
+            }
+            let mut seen = 0u16;
+            for &c in cells {
+                if c > 15 {
+                    return Err(ShapeError::Cell { tuple: t, cell: c });
+                }
+                if seen & (1 << c) != 0 {
+                    return Err(ShapeError::RepeatedCell { tuple: t, cell: c });
+                }
+                seen |= 1 << c;
+            }
+        }
+        let ok = stages.first() == Some(&0)
+            && stages.len() <= MAX_STAGES
+            && stages.windows(2).all(|w| w[0] < w[1])
+            && stages.iter().all(|&s| s <= 15);
+        if !ok {
+            return Err(ShapeError::Stages(stages));
+        }
+        Ok(Shape { tuples, stages })
+    }
+
+    /// A named tuple set (`4x6` or `8x6`) with the given stage starts.
+    pub fn named(name: &str, stages: Vec<u8>) -> Result<Shape, ShapeError> {
+        let set = match name {
+            "4x6" => TUPLES_4X6,
+            "8x6" => TUPLES_8X6,
+            _ => return Err(ShapeError::UnknownName(name.to_owned())),
+        };
+        Shape::new(set.iter().map(|t| t.to_vec()).collect(), stages)
+    }
+
+    /// Weights of one stage's tables (the sum of 16^n over the tuples).
+    pub fn weights_per_stage(&self) -> usize {
+        self.tuples.iter().map(|t| 1usize << (4 * t.len())).sum()
+    }
+
+    /// Weights of the whole network.
+    pub fn weight_count(&self) -> usize {
+        self.weights_per_stage() * self.stages.len()
+    }
+
+    /// A short description, e.g. `4 tuples x 6 cells, 1 stage`.
+    pub fn describe(&self) -> String {
+        let sizes: Vec<usize> = self.tuples.iter().map(Vec::len).collect();
+        let cells = if sizes.iter().all(|&s| s == sizes[0]) {
+            format!("{}x{}", sizes.len(), sizes[0])
+        } else {
+            format!("{} tuples of {:?} cells", sizes.len(), sizes)
+        };
+        let stages = if self.stages.len() == 1 {
+            "1 stage".to_owned()
+        } else {
+            let starts: Vec<String> = self
+                .stages
+                .iter()
+                .map(|&e| if e == 0 { "0".into() } else { (1u32 << e).to_string() })
+                .collect();
+            format!("{} stages (from tiles {})", self.stages.len(), starts.join(", "))
+        };
+        format!("{cells}, {stages}")
+    }
+
+    /// The stage of a board whose largest exponent is `max_exponent`.
+    #[inline]
+    pub fn stage_of(&self, max_exponent: u8) -> usize {
+        self.stages.iter().rposition(|&s| s <= max_exponent).unwrap_or(0)
+    }
+}
+
+/// The 8 symmetries of a board as boards: the identity, the mirrors and the rotations, of the board and of its
+/// transpose.
+#[inline(always)]
+pub fn symmetries(board: Board, transposed: Board) -> [u64; 8] {
+    let b = board.0;
+    let t = transposed.0;
+    [
+        b,
+        mirror(b),
+        flip(b),
+        flip(mirror(b)),
+        t,
+        mirror(t),
+        flip(t),
+        flip(mirror(t)),
+    ]
+}
+
+/// Left-right mirror: reverses the cells of every row.
+#[inline(always)]
+fn mirror(x: u64) -> u64 {
+    ((x & 0xF000_F000_F000_F000) >> 12)
+        | ((x & 0x0F00_0F00_0F00_0F00) >> 4)
+        | ((x & 0x00F0_00F0_00F0_00F0) << 4)
+        | ((x & 0x000F_000F_000F_000F) << 12)
+}
+
+/// Top-bottom flip: reverses the order of the rows.
+#[inline(always)]
+fn flip(x: u64) -> u64 {
+    (x >> 48) | ((x >> 16) & 0xFFFF_0000) | ((x << 16) & 0xFFFF_0000_0000) | (x << 48)
+}
+
+/// The largest exponent on a board.
+#[inline(always)]
+pub fn max_exponent(b: u64) -> u8 {
+    let mut m = 0u64;
+    let mut x = b;
+    while x != 0 {
+        m = m.max(x & 15);
+        x >>= 4;
+    }
+    m as u8
+}
+
+/// A tuple ready for lookups: the bit shift of each of its cells in a [`Board`] and the offset of its table.
+#[derive(Clone, Debug)]
+struct Lookup {
+    shifts: [u8; MAX_TUPLE_CELLS],
+    len: usize,
+    offset: usize,
+}
+
+/// The index arithmetic of a shape, shared by the evaluator and the trainer.
+#[derive(Clone, Debug)]
+pub struct Features {
+    shape: Shape,
+    lookups: Vec<Lookup>,
+    /// All tuples have 6 cells: the common case gets a loop the compiler unrolls.
+    all_six: bool,
+    per_stage: usize,
+}
+
+impl Features {
+    pub fn new(shape: Shape) -> Features {
+        let mut offset = 0;
+        let lookups = shape
+            .tuples
+            .iter()
+            .map(|cells| {
+                let mut shifts = [0u8; MAX_TUPLE_CELLS];
+                for (k, &c) in cells.iter().enumerate() {
+                    shifts[k] = 4 * (15 - c);
+                }
+                let l = Lookup {
+                    shifts,
+                    len: cells.len(),
+                    offset,
+                };
+                offset += 1 << (4 * cells.len());
+                l
+            })
+            .collect::<Vec<_>>();
+        let all_six = shape.tuples.iter().all(|t| t.len() == 6);
+        Features {
+            per_stage: offset,
+            shape,
+            lookups,
+            all_six,
+        }
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Lookups per evaluation (tuples x 8 symmetries).
+    pub fn lookups_per_board(&self) -> usize {
+        self.lookups.len() * 8
+    }
+
+    /// The offset of the weight set that applies to `board`.
+    #[inline(always)]
+    pub fn stage_offset(&self, board: u64) -> usize {
+        if self.shape.stages.len() == 1 {
+            0
+        } else {
+            self.shape.stage_of(max_exponent(board)) * self.per_stage
+        }
+    }
+
+    /// Calls `f(tuple, weight index)` for every lookup of `board` (tuples x 8 symmetries), indices into the whole
+    /// network (stage included).
+    #[inline(always)]
+    pub fn for_each(&self, board: Board, transposed: Board, mut f: impl FnMut(usize, usize)) {
+        let base = self.stage_offset(board.0);
+        let syms = symmetries(board, transposed);
+        if self.all_six {
+            for (t, l) in self.lookups.iter().enumerate() {
+                let s = &l.shifts;
+                let at = base + l.offset;
+                for b in syms {
+                    let idx = (((b >> s[0]) & 15) << 20)
+                        | (((b >> s[1]) & 15) << 16)
+                        | (((b >> s[2]) & 15) << 12)
+                        | (((b >> s[3]) & 15) << 8)
+                        | (((b >> s[4]) & 15) << 4)
+                        | ((b >> s[5]) & 15);
+                    f(t, at + idx as usize);
+                }
+            }
+        } else {
+            for (t, l) in self.lookups.iter().enumerate() {
+                let at = base + l.offset;
+                for b in syms {
+                    let mut idx = 0u64;
+                    for &s in &l.shifts[..l.len] {
+                        idx = (idx << 4) | ((b >> s) & 15);
+                    }
+                    f(t, at + idx as usize);
+                }
+            }
+        }
+    }
+}
+
+/// Lookups per board at most ([`MAX_TUPLES`] x 8 symmetries).
+pub const MAX_LOOKUPS: usize = MAX_TUPLES * 8;
+
+impl Features {
+    /// Writes the weight index of every lookup of `board` into `out` and returns how many there are.
+    #[inline(always)]
+    pub fn indices(&self, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
+        let mut n = 0;
+        self.for_each(board, transposed, |_, i| {
+            out[n & (MAX_LOOKUPS - 1)] = i as u32;
+            n += 1;
+        });
+        n
+    }
+}
+
+/// Asks the CPU to start loading the cache line of `item` (a lookup's table slot is almost never in cache: loading
+/// all of a board's slots at once overlaps their latencies).
+#[inline(always)]
+pub fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ptr = std::ptr::from_ref(item).cast::<i8>();
+        // SAFETY: a prefetch never faults and reads nothing into the program; the pointer is a valid reference.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
+/// A loaded network: its shape and its weights (f32 in memory).
+#[derive(Clone, Debug)]
+pub struct Network {
+    features: Features,
+    weights: Vec<f32>,
+    /// Where the weights came from: the file's header (training summary, checksum), if any.
+    pub info: Option<file::NetInfo>,
+}
+
+/// The weights given do not fit the shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the shape needs {expected} weights, found {found}")]
+pub struct WeightCountError {
+    pub expected: usize,
+    pub found: usize,
+}
+
+impl Network {
+    /// A network with every weight set to `value`.
+    pub fn filled(shape: Shape, value: f32) -> Network {
+        let n = shape.weight_count();
+        let mut weights = huge_page_vec(n);
+        weights.resize(n, value);
+        Network {
+            features: Features::new(shape),
+            weights,
+            info: None,
+        }
+    }
+
+    /// A network from its shape and all its weights (stage by stage, tuple by tuple, index by index).
+    pub fn from_weights(shape: Shape, weights: Vec<f32>) -> Result<Network, WeightCountError> {
+        if weights.len() != shape.weight_count() {
+            return Err(WeightCountError {
+                expected: shape.weight_count(),
+                found: weights.len(),
+            });
+        }
+        Ok(Network {
+            features: Features::new(shape),
+            weights,
+            info: None,
+        })
+    }
+
+    pub fn shape(&self) -> &Shape {
+        self.features.shape()
+    }
+
+    pub fn features(&self) -> &Features {
+        &self.features
+    }
+
+    pub fn weights(&self) -> &[f32] {
+        &self.weights
+    }
+
+    /// The value of a board, given its transpose.
+    #[inline]
+    pub fn value(&self, board: Board, transposed: Board) -> f64 {
+        let w = &self.weights[..];
+        let mut sum = 0.0f32;
+        self.features.for_each(board, transposed, |_, i| sum += w[i]);
+        f64::from(sum)
+    }
+
+    /// Each tuple's contribution (summed over its 8 symmetries).
+    pub fn contributions(&self, board: Board) -> Vec<f64> {
+        let mut out = vec![0.0f32; self.shape().tuples.len()];
+        self.features
+            .for_each(board, board.transpose(), |t, i| out[t] += self.weights[i]);
+        out.into_iter().map(f64::from).collect()
+    }
+}
+
+/// An empty vector with room for `n` items, whose memory the kernel is asked to back with huge pages (Linux:
+/// `madvise(MADV_HUGEPAGE)` before the first write, so the pages are huge from their first touch). A network's
+/// lookups are random reads over tens of megabytes: with 4 KiB pages nearly every lookup also misses the TLB, with
+/// 2 MiB pages the whole table fits in it (training runs several times faster). Elsewhere, a plain vector.
+pub(crate) fn huge_page_vec<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_ptr() as usize;
+        let end = start + n * std::mem::size_of::<T>();
+        let aligned = start.next_multiple_of(HUGE);
+        if end > aligned + HUGE {
+            let len = (end - aligned) / HUGE * HUGE;
+            // SAFETY: madvise only advises the kernel about an address range inside this vector's own allocation
+            // (which no one has read or written yet); it neither reads nor writes memory nor changes its contents
+            // as the program sees them. A failure (no transparent huge pages) leaves ordinary pages.
+            unsafe {
+                libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
+
+/// The board a network reads for `tiles`: every exponent above 15 (65536, 131072) capped at 15.
+pub fn capped_board(tiles: &Tiles) -> Board {
+    let mut bits = 0u64;
+    for e in tiles.exponents() {
+        bits = (bits << 4) | u64::from(e.min(15));
+    }
+    Board(bits)
+}
+
+/// The evaluator of a shared, read-only network (cloning shares it).
+#[derive(Clone, Debug)]
+pub struct NTupleEvaluator {
+    net: Arc<Network>,
+}
+
+impl NTupleEvaluator {
+    pub fn new(net: Arc<Network>) -> NTupleEvaluator {
+        NTupleEvaluator { net }
+    }
+
+    pub fn network(&self) -> &Arc<Network> {
+        &self.net
+    }
+}
+
+impl Evaluator for NTupleEvaluator {
+    fn name(&self) -> &'static str {
+        "ntuple"
+    }
+
+    #[inline]
+    fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64 {
+        self.net.value(board, transposed)
+    }
+
+    fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
+        let b = capped_board(tiles);
+        self.net.value(b, b.transpose())
+    }
+
+    fn afterstate_values(&self) -> bool {
+        true
+    }
+
+    fn breakdown(&self, tiles: &Tiles) -> Breakdown {
+        let contributions = self.net.contributions(capped_board(tiles));
+        let components = contributions
+            .into_iter()
+            .enumerate()
+            .map(|(t, c)| Component::new(TUPLE_NAMES[t], c, 1.0))
+            .collect();
+        let mut b = Breakdown::from_components("ntuple", components);
+        // The fast path sums in f32; report that very total so breakdown and search values agree to the bit.
+        b.total = self.evaluate_tiles(tiles);
+        b
+    }
+}
+
+/// The value of a board computed the plain way, for tests: every symmetry written as a map of (row, column), every
+/// index built digit by digit from [`Tiles`] exponents (capped at 15), summed in `f64`.
+#[doc(hidden)]
+pub fn value_reference(shape: &Shape, weights: &[f32], tiles: &Tiles) -> f64 {
+    let e: Vec<u8> = tiles.exponents().iter().map(|&x| x.min(15)).collect();
+    let max = e.iter().copied().max().unwrap_or(0);
+    let stage = shape.stages.iter().rposition(|&s| s <= max).unwrap_or(0);
+    let per_stage: usize = shape.tuples.iter().map(|t| 16usize.pow(t.len() as u32)).sum();
+    let maps: [fn(usize, usize) -> (usize, usize); 8] = [
+        |r, c| (r, c),
+        |r, c| (r, 3 - c),
+        |r, c| (3 - r, c),
+        |r, c| (3 - r, 3 - c),
+        |r, c| (c, r),
+        |r, c| (c, 3 - r),
+        |r, c| (3 - c, r),
+        |r, c| (3 - c, 3 - r),
+    ];
+    let mut total = 0.0;
+    let mut offset = stage * per_stage;
+    for cells in &shape.tuples {
+        for map in maps {
+            let mut idx = 0usize;
+            for &cell in cells {
+                let (r, c) = map(usize::from(cell) / 4, usize::from(cell) % 4);
+                idx = idx * 16 + usize::from(e[r * 4 + c]);
+            }
+            total += f64::from(weights[offset + idx]);
+        }
+        offset += 16usize.pow(cells.len() as u32);
+    }
+    total
+}

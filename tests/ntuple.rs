@@ -1,0 +1,393 @@
+//! The n-tuple evaluator: values against the plain reference, the weight file (round trip, f16 bound, every bad-file
+//! error), and training (it learns, it is reproducible, a resumed run equals an uninterrupted one).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use advisor2048::engine::rng::Rng;
+use advisor2048::engine::{Board, Tiles};
+use advisor2048::eval::ntuple::file::{self, NetFileError, TrainingSummary, ValueType, F16_RELATIVE_ERROR};
+use advisor2048::eval::ntuple::{value_reference, Network, Shape};
+use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, NTupleEvaluator, WeightError};
+use advisor2048::search::{Depth, Profile, SearchSettings};
+use advisor2048::sim::{simulate, SimConfig};
+use advisor2048::train::{TrainConfig, Trainer};
+use proptest::prelude::*;
+use sha2::{Digest, Sha256};
+
+/// A network of `shape` whose weights are seeded random numbers in [-1000, 1000).
+fn random_network(shape: Shape, seed: u64) -> Network {
+    let mut rng = Rng::new(seed);
+    let weights = (0..shape.weight_count())
+        .map(|_| (rng.below(2_000_000) as f32 - 1_000_000.0) / 1000.0)
+        .collect();
+    Network::from_weights(shape, weights).unwrap()
+}
+
+/// Small shapes that still cover every code path: uniform 6-cell tuples (the unrolled path), mixed sizes, stages.
+fn small_shapes() -> Vec<Shape> {
+    vec![
+        Shape::new(vec![vec![0, 1, 2, 3], vec![0, 4, 8, 12], vec![5, 6, 9, 10]], vec![0]).unwrap(),
+        Shape::new(vec![vec![0, 1, 2, 3, 4], vec![3, 6, 9, 12, 15]], vec![0, 11]).unwrap(),
+        Shape::new(vec![vec![15, 14, 13], vec![0, 5, 10, 15, 1], vec![7]], vec![0, 8, 13]).unwrap(),
+    ]
+}
+
+fn small_networks() -> &'static [Network] {
+    static NETS: std::sync::OnceLock<Vec<Network>> = std::sync::OnceLock::new();
+    NETS.get_or_init(|| {
+        small_shapes()
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| random_network(s, i as u64))
+            .collect()
+    })
+}
+
+fn network_4x6() -> &'static Network {
+    static NET: std::sync::OnceLock<Network> = std::sync::OnceLock::new();
+    NET.get_or_init(|| random_network(Shape::named("4x6", vec![0]).unwrap(), 7))
+}
+
+fn exponents() -> impl Strategy<Value = [u8; 16]> {
+    // Mostly small tiles, some up to 2^17: boards a game can hold (the sum check rejects the rest).
+    prop::array::uniform16(prop_oneof![6 => 0u8..=11, 2 => 12u8..=15, 1 => 16u8..=17])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The fast lookups (8 symmetric boards, nibble gathers) equal the reference (coordinate maps, digit by
+    /// digit), on the fast board and on exact boards with tiles above 32768 (read as 32768).
+    #[test]
+    fn value_equals_the_reference(e in exponents(), which in 0usize..4) {
+        let Some(tiles) = Tiles::from_exponents(e) else { return Ok(()) };
+        let net = if which == 3 { network_4x6() } else { &small_networks()[which] };
+        let eval = NTupleEvaluator::new(Arc::new(net.clone()));
+        let expected = value_reference(net.shape(), net.weights(), &tiles);
+        let tol = 1e-3 * (1.0 + expected.abs());
+        prop_assert!((eval.evaluate_tiles(&tiles) - expected).abs() < tol, "tiles {:?}: {} vs {}", e, eval.evaluate_tiles(&tiles), expected);
+        if let Some(board) = tiles.to_board() {
+            prop_assert!((eval.evaluate(board) - expected).abs() < tol);
+        }
+        let b = eval.breakdown(&tiles);
+        prop_assert_eq!(b.components.len(), net.shape().tuples.len());
+        let sum: f64 = b.components.iter().map(|c| c.contribution).sum();
+        prop_assert!((sum - b.total).abs() < tol);
+        prop_assert!((b.total - expected).abs() < tol);
+    }
+}
+
+/// Every symmetry of a board has the same value (the 8 lookups per tuple cover the whole symmetry group).
+#[test]
+fn symmetric_boards_have_equal_values() {
+    let net = network_4x6();
+    let eval = NTupleEvaluator::new(Arc::new(net.clone()));
+    let mut rng = Rng::new(3);
+    for _ in 0..200 {
+        let e: [u8; 16] = std::array::from_fn(|_| rng.below(12) as u8);
+        let b = Board::from_exponents(e).unwrap();
+        let mirror = Board::from_exponents(std::array::from_fn(|i| e[(i / 4) * 4 + 3 - i % 4])).unwrap();
+        let rot = Board::from_exponents(std::array::from_fn(|i| e[(3 - i % 4) * 4 + i / 4])).unwrap();
+        let v = eval.evaluate(b);
+        assert!((eval.evaluate(b.transpose()) - v).abs() < 1e-2);
+        assert!((eval.evaluate(mirror) - v).abs() < 1e-2);
+        assert!((eval.evaluate(rot) - v).abs() < 1e-2);
+    }
+}
+
+#[test]
+fn a_tile_above_32768_reads_as_32768() {
+    let net = network_4x6();
+    let eval = NTupleEvaluator::new(Arc::new(net.clone()));
+    let mut rows = [[0i64; 4]; 4];
+    rows[0] = [65536, 2, 4, 8];
+    let big = Tiles::from_rows(&rows).unwrap();
+    rows[0][0] = 32768;
+    let capped = Tiles::from_rows(&rows).unwrap();
+    assert_eq!(eval.evaluate_tiles(&big), eval.evaluate_tiles(&capped));
+}
+
+#[test]
+fn save_and_load_give_the_same_values_and_f16_stays_within_its_bound() {
+    let net = random_network(small_shapes()[1].clone(), 11);
+    let summary = TrainingSummary {
+        games: 12,
+        moves: 3456,
+        rolling_mean_score: 789.5,
+        seconds: 1.5,
+        command: "advisor2048 train --test".into(),
+    };
+    let bytes = file::encode(&net, ValueType::F32, &summary, &[]).unwrap();
+    let (back, info, state) = file::decode(&bytes).unwrap();
+    assert!(state.is_empty());
+    assert_eq!(back.weights(), net.weights());
+    assert_eq!(back.shape(), net.shape());
+    assert_eq!(info.header.training, summary);
+    assert_eq!(info.checksum().len(), 16);
+    let digest: String = Sha256::digest(&bytes[..bytes.len() - 32])
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(info.sha256, digest);
+
+    let bytes16 = file::encode(&net, ValueType::F16, &summary, &[]).unwrap();
+    assert!(bytes16.len() < bytes.len());
+    let (half, info16, _) = file::decode(&bytes16).unwrap();
+    assert_eq!(info16.header.value_type, ValueType::F16);
+    for (a, b) in net.weights().iter().zip(half.weights()) {
+        let bound = f64::from(a.abs()) * F16_RELATIVE_ERROR + 1e-7;
+        assert!(f64::from((a - b).abs()) <= bound, "{a} stored as {b}");
+    }
+    // Board values move by at most the sum of their lookups' bounds.
+    let (e32, e16) = (
+        NTupleEvaluator::new(Arc::new(net)),
+        NTupleEvaluator::new(Arc::new(half)),
+    );
+    let mut rng = Rng::new(5);
+    for _ in 0..100 {
+        let b = Board::from_exponents(std::array::from_fn(|_| rng.below(14) as u8)).unwrap();
+        let bound = 16.0 * 1000.0 * F16_RELATIVE_ERROR + 1e-3;
+        assert!((e32.evaluate(b) - e16.evaluate(b)).abs() <= bound);
+    }
+}
+
+/// Re-signs a file whose body was edited, so that a later check (not the checksum) is what refuses it.
+fn resign(mut body: Vec<u8>) -> Vec<u8> {
+    let digest = Sha256::digest(&body);
+    body.extend_from_slice(&digest);
+    body
+}
+
+#[test]
+fn every_bad_file_gets_its_own_error() {
+    let net = random_network(small_shapes()[0].clone(), 1);
+    let good = file::encode(&net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let body = good[..good.len() - 32].to_vec();
+
+    let truncated = file::decode(&good[..20]).unwrap_err();
+    assert!(matches!(truncated, NetFileError::Truncated(20)), "{truncated}");
+
+    let mut magic = good.clone();
+    magic[0] = b'X';
+    let e = file::decode(&magic).unwrap_err();
+    assert!(matches!(e, NetFileError::Magic(_)), "{e}");
+    assert!(e.to_string().contains("wrong magic"));
+
+    let mut version = body.clone();
+    version[8] = 9;
+    let e = file::decode(&resign(version)).unwrap_err();
+    assert!(matches!(e, NetFileError::Version { found: 9 }), "{e}");
+    assert!(e.to_string().contains("version 9"));
+
+    let mut flipped = good.clone();
+    let last_payload = flipped.len() - 40;
+    flipped[last_payload] ^= 0x40;
+    let e = file::decode(&flipped).unwrap_err();
+    assert!(matches!(e, NetFileError::Checksum { .. }), "{e}");
+    assert!(e.to_string().contains("checksum mismatch"));
+
+    // Cut short inside the payload: the stored checksum no longer matches what is left.
+    let e = file::decode(&good[..good.len() - 100]).unwrap_err();
+    assert!(matches!(e, NetFileError::Checksum { .. }), "{e}");
+
+    // A header that names another shape (a tuple more) than the payload holds.
+    let (info, start) = file::inspect(&good).unwrap();
+    let mut header = info.header.clone();
+    header.tuples.push(vec![1, 2, 3, 4]);
+    let header = serde_json::to_vec(&header).unwrap();
+    let mut other = body[..12].to_vec();
+    other.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    other.extend_from_slice(&header);
+    other.extend_from_slice(&body[start..]);
+    let e = file::decode(&resign(other)).unwrap_err();
+    assert!(matches!(e, NetFileError::ShapeMismatch(_)), "{e}");
+    assert!(e.to_string().contains("needs"), "{e}");
+
+    // A header whose shape is impossible.
+    let mut header = info.header.clone();
+    header.tuples[0] = vec![0, 16];
+    let header = serde_json::to_vec(&header).unwrap();
+    let mut bad = body[..12].to_vec();
+    bad.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    bad.extend_from_slice(&header);
+    bad.extend_from_slice(&body[start..]);
+    let e = file::decode(&resign(bad)).unwrap_err();
+    assert!(matches!(e, NetFileError::Shape(_)), "{e}");
+    assert!(e.to_string().contains("cell 16"), "{e}");
+
+    // A header that is not JSON.
+    let mut garbage = body[..16].to_vec();
+    garbage.extend_from_slice(b"not json");
+    garbage[12..16].copy_from_slice(&8u32.to_le_bytes());
+    let e = file::decode(&resign(garbage)).unwrap_err();
+    assert!(matches!(e, NetFileError::Header(_)), "{e}");
+}
+
+#[test]
+fn net_info_names_the_problem_and_exits_non_zero() {
+    let dir = std::env::temp_dir().join(format!("advisor2048-netinfo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let net = random_network(small_shapes()[0].clone(), 2);
+    let good = dir.join("good.a2n");
+    let info = file::save(&good, &net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let bin = env!("CARGO_BIN_EXE_advisor2048");
+    let out = std::process::Command::new(bin)
+        .args(["net", "info"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(info.checksum()), "{text}");
+    assert!(text.contains("shape      3x4, 1 stage"), "{text}");
+
+    let bytes = std::fs::read(&good).unwrap();
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("truncated.a2n", bytes[..30].to_vec(), "truncated"),
+        (
+            "magic.a2n",
+            [b"NOTANET!".as_slice(), &bytes[8..]].concat(),
+            "wrong magic",
+        ),
+        (
+            "flipped.a2n",
+            {
+                let mut b = bytes.clone();
+                let k = b.len() - 33;
+                b[k] ^= 1;
+                b
+            },
+            "checksum mismatch",
+        ),
+    ];
+    for (name, content, says) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        let out = std::process::Command::new(bin)
+            .args(["net", "info"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{name} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    let out = std::process::Command::new(bin)
+        .args(["best-move", "0000000000000112", "--profile", "learned", "--weights"])
+        .arg(dir.join("truncated.a2n"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ntuple_without_a_network_says_how_to_load_one() {
+    let e = EvaluatorKind::NTuple.default_evaluator().unwrap_err();
+    assert_eq!(e, WeightError::NoNetwork);
+    assert!(e.to_string().contains("--weights FILE"));
+    let net = Arc::new(random_network(small_shapes()[0].clone(), 3));
+    let err = EvaluatorKind::NTuple
+        .with_network(Some(&net), &[("empty".into(), 1.0)])
+        .unwrap_err();
+    assert!(matches!(err, WeightError::Unknown { .. }));
+    assert!(matches!(
+        EvaluatorKind::NTuple.with_network(Some(&net), &[]).unwrap(),
+        AnyEvaluator::NTuple(_)
+    ));
+}
+
+fn quick_config(games: u64, seed: u64) -> TrainConfig {
+    TrainConfig {
+        games: Some(games),
+        seed,
+        threads: 1,
+        ..TrainConfig::default()
+    }
+}
+
+fn train(shape: &Shape, config: TrainConfig) -> Trainer {
+    let t = Trainer::new(shape.clone(), config);
+    t.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+    t
+}
+
+/// A small shape that trains in a fraction of a second (4-cell lines and squares).
+fn small_trainable() -> Shape {
+    Shape::new(
+        vec![
+            vec![0, 1, 2, 3],
+            vec![4, 5, 6, 7],
+            vec![0, 1, 4, 5],
+            vec![1, 2, 5, 6],
+            vec![5, 6, 9, 10],
+        ],
+        vec![0],
+    )
+    .unwrap()
+}
+
+#[test]
+fn one_thread_and_a_seed_train_the_same_network_and_a_resumed_run_equals_an_uninterrupted_one() {
+    let shape = small_trainable();
+    let a = train(&shape, quick_config(300, 9));
+    let b = train(&shape, quick_config(300, 9));
+    assert_eq!(a.network().weights(), b.network().weights());
+    assert_eq!(a.progress().moves, b.progress().moves);
+    let other = train(&shape, quick_config(300, 10));
+    assert_ne!(a.network().weights(), other.network().weights());
+
+    // 150 games, saved as a checkpoint file, resumed to 300: the same network as 300 at once.
+    let first = train(&shape, quick_config(150, 9));
+    let bytes = file::encode(&first.network(), ValueType::F32, &first.summary(), &first.state_bytes()).unwrap();
+    let (net, _, state) = file::decode(&bytes).unwrap();
+    let resumed = Trainer::resume(&net, &state, quick_config(300, 9)).unwrap();
+    resumed.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+    assert_eq!(resumed.progress().games, 300);
+    assert_eq!(resumed.progress().moves, a.progress().moves);
+    assert_eq!(resumed.network().weights(), a.network().weights());
+
+    // A shipped (f16, no state) file cannot be resumed.
+    let shipped = file::encode(&a.network(), ValueType::F16, &a.summary(), &[]).unwrap();
+    let (net, _, state) = file::decode(&shipped).unwrap();
+    assert!(Trainer::resume(&net, &state, quick_config(300, 9)).is_err());
+}
+
+/// Mean score of `games` seeded greedy (1-ply) games.
+fn greedy_mean(evaluator: AnyEvaluator, profile: Profile, games: u64) -> f64 {
+    let settings = SearchSettings {
+        depth: Depth::Plies(1),
+        time_budget: None,
+        ..profile.settings()
+    };
+    let config = SimConfig {
+        threads: 2,
+        ..SimConfig::new(games, 2024, settings, evaluator)
+    };
+    let report = simulate(&config, &Default::default(), |_| {});
+    assert_eq!(report.games.len() as u64, games);
+    report.games.iter().map(|g| g.score as f64).sum::<f64>() / games as f64
+}
+
+#[test]
+fn a_briefly_trained_network_plays_clearly_better_than_untrained_and_than_tuned_at_one_ply() {
+    let shape = small_trainable();
+    let trained = train(&shape, quick_config(3000, 1));
+    let learned = |net: Network| AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(net)));
+    let trained_mean = greedy_mean(learned(trained.network()), Profile::Learned, 40);
+    let untrained_mean = greedy_mean(learned(Network::filled(shape, 0.0)), Profile::Learned, 40);
+    let tuned_mean = greedy_mean(EvaluatorKind::Tuned.default_evaluator().unwrap(), Profile::Tuned, 40);
+    eprintln!("greedy means: trained {trained_mean:.0}, untrained {untrained_mean:.0}, tuned {tuned_mean:.0}");
+    assert!(
+        trained_mean > 2.0 * untrained_mean,
+        "trained {trained_mean} vs untrained {untrained_mean}"
+    );
+    assert!(
+        trained_mean > 1.5 * tuned_mean,
+        "trained {trained_mean} vs tuned {tuned_mean}"
+    );
+}
