@@ -17,11 +17,19 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(config: ServerConfig) -> TestServer {
+        TestServer::start_with_network(config, None).await
+    }
+
+    /// A server whose profile `learned` uses `network`.
+    pub async fn start_with_network(
+        config: ServerConfig,
+        network: Option<std::sync::Arc<advisor2048::eval::Network>>,
+    ) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
-        let state = AppState::new(config);
+        let state = AppState::with_network(config, network);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let serve_state = state.clone();
         tokio::spawn(async move {

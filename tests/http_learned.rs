@@ -1,0 +1,202 @@
+//! Profile `learned` over HTTP: answers that equal the CLI's for the same network and board, every body valid
+//! against `openapi.yaml`, `/healthz` naming the network, and a 422 that says how to load one when none is loaded.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use advisor2048::engine::rng::Rng;
+use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
+use advisor2048::eval::ntuple::{Network, Shape};
+use advisor2048::server::ServerConfig;
+use common::{assert_matches_schema, TestServer, EXAMPLE};
+use serde_json::{json, Value};
+
+/// A seeded random network (small tuples), saved as a weight file.
+fn network_file(name: &str) -> (PathBuf, Arc<Network>, String) {
+    let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![0, 1, 4, 5]], vec![0]).unwrap();
+    let mut rng = Rng::new(42);
+    let weights = (0..shape.weight_count())
+        .map(|_| rng.below(20_000) as f32 - 10_000.0)
+        .collect();
+    let net = Network::from_weights(shape, weights).unwrap();
+    let dir = std::env::temp_dir().join(format!("advisor2048-http-learned-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    file::save(&path, &net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let (loaded, info, _) = file::load(&path).unwrap();
+    (path, Arc::new(loaded), info.checksum().to_owned())
+}
+
+async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+fn cli(args: &[&str]) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn learned_answers_equal_the_cli_and_match_the_spec() {
+    let (path, net, checksum) = network_file("http.a2n");
+    let server = TestServer::start_with_network(ServerConfig::default(), Some(net)).await;
+    let p = path.to_str().unwrap();
+
+    for depth in [1, 3] {
+        let (status, body) = post(
+            &server,
+            "/best-move",
+            json!({"board": common::example(), "profile": "learned", "depth": depth}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_matches_schema("BestMoveResponse", &body);
+        assert_eq!(body["search"]["profile"], "learned");
+        assert_eq!(body["search"]["evaluator"], "ntuple");
+        assert_eq!(body["search"]["depth"], depth);
+        let d = depth.to_string();
+        let from_cli = cli(&[
+            "best-move",
+            EXAMPLE,
+            "--profile",
+            "learned",
+            "--depth",
+            &d,
+            "--weights",
+            p,
+            "--json",
+        ]);
+        // The service deepens iteratively under its budget (more nodes counted); the answer itself is the same.
+        assert_eq!(body["direction"], from_cli["direction"]);
+        assert_eq!(body["moves"], from_cli["moves"]);
+        assert_eq!(body["search"]["depth"], from_cli["search"]["depth"]);
+        // The breakdown of each after-move board lists the tuples and adds up to its total.
+        for m in body["moves"].as_array().unwrap().iter().filter(|m| m["legal"] == true) {
+            let h = &m["heuristic"];
+            assert_eq!(h["evaluator"], "ntuple");
+            let names: Vec<&str> = h["components"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, ["tuple_1", "tuple_2", "tuple_3"]);
+            let sum: f64 = h["components"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["contribution"].as_f64().unwrap())
+                .sum();
+            assert!((sum - h["total"].as_f64().unwrap()).abs() < 1e-3);
+        }
+    }
+    // An even depth keeps the leaves right after a move: 2 plies are searched as 3.
+    let (_, even) = post(
+        &server,
+        "/best-move",
+        json!({"board": common::example(), "profile": "learned", "depth": 2}),
+    )
+    .await;
+    assert_eq!(even["search"]["target_depth"], 3);
+
+    let (status, body) = post(
+        &server,
+        "/evaluate",
+        json!({"board": common::example(), "evaluator": "ntuple"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_matches_schema("EvaluateResponse", &body);
+    assert_eq!(
+        body,
+        cli(&["evaluate", EXAMPLE, "--evaluator", "ntuple", "--weights", p, "--json"])
+    );
+
+    let (status, body) = post(
+        &server,
+        "/simulate",
+        json!({"games": 2, "seed": 5, "profile": "learned", "depth": 1}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_matches_schema("SimulateResponse", &body);
+    assert_eq!(body["games"].as_array().unwrap().len(), 2);
+
+    let health: Value = reqwest::get(server.url("/healthz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_matches_schema("Health", &health);
+    assert_eq!(health["network"]["checksum"], checksum.as_str());
+    assert_eq!(health["network"]["shape"], "3x4, 1 stage");
+
+    // ntuple takes no weights by name.
+    let (status, body) = post(
+        &server,
+        "/best-move",
+        json!({"board": common::example(), "profile": "learned", "weights": {"empty": 1}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["pointer"], "/weights/empty");
+}
+
+#[tokio::test]
+async fn without_a_network_learned_is_a_422_that_says_how_to_load_one() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let cases = [
+        (
+            "/best-move",
+            json!({"board": common::example(), "profile": "learned"}),
+            "/profile",
+        ),
+        (
+            "/best-move",
+            json!({"board": common::example(), "evaluator": "ntuple"}),
+            "/evaluator",
+        ),
+        (
+            "/evaluate",
+            json!({"board": common::example(), "evaluator": "ntuple"}),
+            "/evaluator",
+        ),
+        (
+            "/simulate",
+            json!({"games": 1, "profile": "learned", "depth": 1}),
+            "/profile",
+        ),
+    ];
+    for (path, body, pointer) in cases {
+        let (status, problem) = post(&server, path, body).await;
+        assert_eq!(status, 422, "{path}: {problem}");
+        assert_matches_schema("Problem", &problem);
+        assert_eq!(problem["errors"][0]["pointer"], pointer, "{problem}");
+        let message = problem["errors"][0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("no") && message.contains("--weights FILE"),
+            "{message}"
+        );
+    }
+    let health: Value = reqwest::get(server.url("/healthz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_matches_schema("Health", &health);
+    assert_eq!(health["network"], Value::Null);
+}
