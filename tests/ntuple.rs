@@ -391,3 +391,49 @@ fn a_briefly_trained_network_plays_clearly_better_than_untrained_and_than_tuned_
         "trained {trained_mean} vs tuned {tuned_mean}"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    /// Profile `learned` searches exactly as the plain recursive reference search with the network's reference value
+    /// as h (reward weight 1, terminal 0): at 1 and 3 plies, with and without the transposition table, on 1 or 2
+    /// threads, with the default cut-off and one that turns whole layers into leaves.
+    #[test]
+    fn learned_search_equals_the_reference_search(
+        e in prop::array::uniform16(prop_oneof![45 => Just(0u8), 40 => 1u8..=5, 15 => 6u8..=11]),
+        depth in prop_oneof![Just(1u32), Just(3u32)],
+        tt in any::<bool>(),
+        threads in 1usize..=2,
+        prob_cutoff in prop_oneof![Just(1e-4), Just(0.05)],
+    ) {
+        use advisor2048::engine::reference::Grid;
+        use advisor2048::search::reference::{root_values_reference, ReferenceParams};
+        use advisor2048::search::{search, StopHandle};
+        let tiles = Tiles::from_exponents(e).unwrap();
+        let net = &small_networks()[0];
+        let eval = AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(net.clone())));
+        let settings = SearchSettings {
+            depth: Depth::Plies(depth),
+            tt_bits: if tt { Some(12) } else { None },
+            threads,
+            prob_cutoff,
+            time_budget: None,
+            ..Profile::Learned.settings()
+        };
+        let o = search(&tiles, &eval, &settings, &StopHandle::new());
+        let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
+        let h = |g: &Grid| {
+            let rows: Vec<Vec<i64>> = g.iter().map(|r| r.iter().map(|&v| i64::from(v)).collect()).collect();
+            value_reference(net.shape(), net.weights(), &Tiles::from_rows(&rows).unwrap())
+        };
+        let params = ReferenceParams { reward_weight: 1.0, terminal_heuristic: false, prob_cutoff };
+        let reference = root_values_reference(&grid, depth, &h, &params);
+        for (a, b) in o.values.iter().zip(reference) {
+            match (a, b) {
+                // f32 sums (and f32 table entries) against f64: a relative 1e-5 of the magnitudes involved.
+                (Some(a), Some(b)) => prop_assert!((a - b).abs() <= 1e-5 * (b.abs() + 1e4), "{} vs {}", a, b),
+                (a, b) => prop_assert_eq!(a.is_some(), b.is_some()),
+            }
+        }
+    }
+}
