@@ -515,7 +515,8 @@ pub fn value_reference(shape: &Shape, weights: &[f32], tiles: &Tiles) -> f64 {
     let max = e.iter().copied().max().unwrap_or(0);
     let stage = shape.stages.iter().rposition(|&s| s <= max).unwrap_or(0);
     let per_stage: usize = shape.tuples.iter().map(|t| 16usize.pow(t.len() as u32)).sum();
-    let maps: [fn(usize, usize) -> (usize, usize); 8] = [
+    type CellMap = fn(usize, usize) -> (usize, usize);
+    let maps: [CellMap; 8] = [
         |r, c| (r, c),
         |r, c| (r, 3 - c),
         |r, c| (3 - r, c),
