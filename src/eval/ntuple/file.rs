@@ -240,32 +240,54 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
         )));
     }
     let compressed = &bytes[start..bytes.len() - 32];
-    let mut payload = Vec::with_capacity(expected as usize);
+    // Inflate in chunks straight into the weights (no second copy of the payload in memory).
+    let mut reader = flate2::read::DeflateDecoder::new(compressed);
+    let damaged = |e: std::io::Error| NetFileError::ShapeMismatch(format!("the compressed payload is damaged: {e}"));
+    let short = |got: u64| {
+        NetFileError::ShapeMismatch(format!(
+            "the payload holds {got} bytes, the shape ({}) needs {expected}",
+            shape.describe()
+        ))
+    };
+    let count = shape.weight_count();
+    let mut weights: Vec<f32> = super::huge_page_vec(count);
+    let width = h.value_type.bytes();
+    let mut chunk = vec![0u8; (1 << 20) * width];
+    while weights.len() < count {
+        let take = (count - weights.len()).min(1 << 20) * width;
+        let buf = &mut chunk[..take];
+        reader.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => short((weights.len() * width) as u64),
+            _ => damaged(e),
+        })?;
+        match h.value_type {
+            ValueType::F32 => weights.extend(
+                buf.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            ),
+            ValueType::F16 => weights.extend(
+                buf.chunks_exact(2)
+                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+            ),
+        }
+    }
+    let mut state = Vec::with_capacity(h.trainer_state_bytes as usize);
     // Read one byte more than expected, so a longer payload is caught without inflating it all.
-    flate2::read::DeflateDecoder::new(compressed)
-        .take(expected + 1)
-        .read_to_end(&mut payload)
-        .map_err(|e| NetFileError::ShapeMismatch(format!("the compressed payload is damaged: {e}")))?;
-    if payload.len() as u64 != expected {
+    (&mut reader)
+        .take(h.trainer_state_bytes + 1)
+        .read_to_end(&mut state)
+        .map_err(damaged)?;
+    if state.len() as u64 != h.trainer_state_bytes {
         return Err(NetFileError::ShapeMismatch(format!(
             "the payload holds {}{} bytes, the shape ({}) needs {expected}",
-            if payload.len() as u64 > expected {
+            if state.len() as u64 > h.trainer_state_bytes {
                 "more than "
             } else {
                 ""
             },
-            payload.len().min(expected as usize),
+            weight_bytes as u64 + (state.len() as u64).min(h.trainer_state_bytes),
             shape.describe()
         )));
-    }
-    let (w, state) = payload.split_at(weight_bytes);
-    let mut weights: Vec<f32> = super::huge_page_vec(shape.weight_count());
-    match h.value_type {
-        ValueType::F32 => weights.extend(w.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
-        ValueType::F16 => weights.extend(
-            w.chunks_exact(2)
-                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
-        ),
     }
     if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
         return Err(NetFileError::ShapeMismatch(format!(
@@ -274,7 +296,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
     }
     let mut net = Network::from_weights(shape, weights).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
     net.info = Some(info.clone());
-    Ok((net, info, state.to_vec()))
+    Ok((net, info, state))
 }
 
 /// Loads a weight file from disk.
