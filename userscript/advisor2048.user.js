@@ -555,7 +555,7 @@
     <div class="row"><label>service</label><input data-set="serviceUrl" spellcheck="false"></div>
     <div class="row"><label>profile</label>
       <select data-set="profile"><option value="">service default</option><option>tuned</option>
-        <option>classic</option></select></div>
+        <option>classic</option><option value="learned">learned (n-tuple network)</option></select></div>
     <div class="row"><label>depth</label><input data-set="depth" title="auto or plies">
       <label style="flex-basis:auto">budget ms</label><input data-set="budgetMs" title="empty: none"></div>
     <div class="row"><label>delay ms</label><input data-set="delayMs" title="wait after each move (\u2265 ${MIN_DELAY_MS})">
