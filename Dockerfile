@@ -34,9 +34,10 @@ RUN mkdir -p src benches \
  && cargo build --release --locked --bin advisor2048 \
       --target "$(rustc -vV | sed -n 's/^host: //p')"
 
-# The real sources. openapi.yaml, static/ and benches/positions.txt (the `bench` command's
-# positions) are embedded into the binary with include_str!.
+# The real sources. openapi.yaml, static/, benches/positions.txt (the `bench` command's
+# positions) and the shipped n-tuple network (nets/) are embedded into the binary.
 COPY openapi.yaml ./
+COPY nets ./nets
 COPY static ./static
 COPY benches ./benches
 COPY src ./src

@@ -437,3 +437,23 @@ proptest! {
         }
     }
 }
+
+/// f16 stops at 65504; a trained network's weights can be larger: the file stores them scaled by a power of two.
+#[test]
+fn f16_keeps_weights_beyond_its_range() {
+    let shape = small_shapes()[0].clone();
+    let mut weights = vec![0.0f32; shape.weight_count()];
+    weights[0] = 1_000_000.0;
+    weights[1] = -250_000.5;
+    weights[2] = 3.25;
+    let net = Network::from_weights(shape, weights.clone()).unwrap();
+    let bytes = file::encode(&net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let (back, info, _) = file::decode(&bytes).unwrap();
+    assert!(info.header.scale > 1.0);
+    for (a, b) in weights.iter().zip(back.weights()) {
+        assert!(
+            f64::from((a - b).abs()) <= f64::from(a.abs()) * F16_RELATIVE_ERROR + 1e-3,
+            "{a} stored as {b}"
+        );
+    }
+}

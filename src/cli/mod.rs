@@ -200,20 +200,38 @@ pub struct SearchArgs {
 /// The n-tuple network of profile `learned` / evaluator `ntuple`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct NetworkArgs {
-    /// Weight file of the n-tuple network used by profile learned and evaluator ntuple (written by `train`).
+    /// Weight file of the n-tuple network used by profile learned and evaluator ntuple (written by `train`)
+    /// [default: the network built into this binary]; `none` runs without a network.
     #[arg(long = "weights", env = "ADVISOR_WEIGHTS", value_name = "FILE")]
     pub weights_file: Option<std::path::PathBuf>,
 }
 
 impl NetworkArgs {
-    /// The network named by --weights / ADVISOR_WEIGHTS, loaded and checked; `None` when none is named.
+    /// The network named by --weights / ADVISOR_WEIGHTS (or the shipped one), loaded and checked; `None` with
+    /// `--weights none`.
     pub fn load(&self) -> anyhow::Result<Option<Arc<Network>>> {
-        let Some(path) = &self.weights_file else {
-            return Ok(None);
-        };
-        let (net, _, _) = advisor2048::eval::ntuple::file::load(path)
-            .with_context(|| format!("cannot load the network {}", path.display()))?;
-        Ok(Some(Arc::new(net)))
+        match &self.weights_file {
+            Some(path) if path.as_os_str() == "none" => Ok(None),
+            Some(path) => {
+                let (net, _, _) = advisor2048::eval::ntuple::file::load(path)
+                    .with_context(|| format!("cannot load the network {}", path.display()))?;
+                Ok(Some(Arc::new(net)))
+            }
+            None => {
+                let net = advisor2048::eval::ntuple::shipped::load().context("the built-in network is damaged")?;
+                Ok(Some(Arc::new(net)))
+            }
+        }
+    }
+
+    /// Like [`NetworkArgs::load`], but only when `kind` needs a network or a file was named (a heuristic search
+    /// does not pay for inflating the built-in network).
+    pub fn load_for(&self, kind: EvaluatorKind) -> anyhow::Result<Option<Arc<Network>>> {
+        if kind == EvaluatorKind::NTuple || self.weights_file.is_some() {
+            self.load()
+        } else {
+            Ok(None)
+        }
     }
 }
 
@@ -278,7 +296,7 @@ impl SearchArgs {
             s.top_k = Some(k);
         }
         s.tt_bits = (self.tt_bits > 0).then_some(self.tt_bits);
-        let network = self.network.load()?;
+        let network = self.network.load_for(s.evaluator)?;
         let evaluator = s.evaluator.with_network(network.as_ref(), &self.weights)?;
         Ok((s, evaluator))
     }
@@ -451,7 +469,7 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
 
 fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
     let tiles = parse_board(&args.board)?;
-    let network = args.network.load()?;
+    let network = args.network.load_for(args.evaluator)?;
     let evaluator = args.evaluator.with_network(network.as_ref(), &args.weights)?;
     let response = evaluate_response(&tiles, &evaluator);
     if args.json {

@@ -6,6 +6,7 @@
 //! offset 8   u32       format version (1)
 //! offset 12  u32       header length H
 //! offset 16  H bytes   header: UTF-8 JSON (see NetHeader): tuples, stages, value type ("f16" or "f32"),
+//!                      scale (a power of two every stored value is multiplied by: f16 stops at 65504),
 //!                      compression ("deflate"), payload length before compression, training summary,
 //!                      and (checkpoints only) the trainer's state length
 //! then       ...       payload, deflate-compressed (RFC 1951): every weight, stage by stage, tuple by tuple,
@@ -75,6 +76,10 @@ pub struct NetHeader {
     pub tuples: Vec<Vec<u8>>,
     pub stages: Vec<u8>,
     pub value_type: ValueType,
+    /// Every stored value is multiplied by this on loading (a power of two, so exact): f16 reaches only 65504, and
+    /// a trained network's weights can be larger. 1 when absent.
+    #[serde(default = "one")]
+    pub scale: f32,
     pub compression: String,
     /// Bytes of the payload before compression (weights, then the trainer state if any).
     pub payload_bytes: u64,
@@ -125,6 +130,20 @@ pub enum NetFileError {
     Compression(String),
 }
 
+fn one() -> f32 {
+    1.0
+}
+
+/// The power-of-two scale that brings the largest weight within f16's range (with room for rounding up).
+fn f16_scale(weights: &[f32]) -> f32 {
+    let max = weights.iter().fold(0.0f32, |m, w| m.max(w.abs()));
+    let mut scale = 1.0f32;
+    while max / scale > 60_000.0 {
+        scale *= 2.0;
+    }
+    scale
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -137,18 +156,28 @@ pub fn encode(
     trainer_state: &[u8],
 ) -> Result<Vec<u8>, NetFileError> {
     let weights = net.weights();
+    if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(NetFileError::ShapeMismatch(format!(
+            "weight {bad} is not a finite number"
+        )));
+    }
+    let scale = match value_type {
+        ValueType::F16 => f16_scale(weights),
+        ValueType::F32 => 1.0,
+    };
     let mut payload = Vec::with_capacity(weights.len() * value_type.bytes() + trainer_state.len());
     match value_type {
         ValueType::F32 => weights.iter().for_each(|w| payload.extend_from_slice(&w.to_le_bytes())),
         ValueType::F16 => weights
             .iter()
-            .for_each(|w| payload.extend_from_slice(&half::f16::from_f32(*w).to_le_bytes())),
+            .for_each(|w| payload.extend_from_slice(&half::f16::from_f32(*w / scale).to_le_bytes())),
     }
     payload.extend_from_slice(trainer_state);
     let header = NetHeader {
         tuples: net.shape().tuples.clone(),
         stages: net.shape().stages.clone(),
         value_type,
+        scale,
         compression: "deflate".into(),
         payload_bytes: payload.len() as u64,
         trainer_state_bytes: trainer_state.len() as u64,
@@ -250,6 +279,10 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
         ))
     };
     let count = shape.weight_count();
+    let scale = h.scale;
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(NetFileError::Header(format!("scale {scale} is not a positive number")));
+    }
     let mut weights: Vec<f32> = super::huge_page_vec(count);
     let width = h.value_type.bytes();
     let mut chunk = vec![0u8; (1 << 20) * width];
@@ -263,11 +296,11 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
         match h.value_type {
             ValueType::F32 => weights.extend(
                 buf.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * scale),
             ),
             ValueType::F16 => weights.extend(
                 buf.chunks_exact(2)
-                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32() * scale),
             ),
         }
     }

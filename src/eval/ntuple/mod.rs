@@ -21,6 +21,7 @@
 //! move (odd plies).
 
 pub mod file;
+pub mod shipped;
 
 use std::sync::Arc;
 

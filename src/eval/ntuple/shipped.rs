@@ -1,0 +1,28 @@
+//! The network this build ships: a 4x6 network trained by `advisor2048 train` (see `docs/training.md`), embedded
+//! in the binary at build time from `nets/`, so `cargo run --release` and the container image use it with no extra
+//! step. `--weights FILE` / `ADVISOR_WEIGHTS` replace it; `--weights none` runs without a network.
+//!
+//! The file is named by its checksum and the checksum is written here: a build that embeds any other bytes fails
+//! [`load`] with a checksum error instead of silently advising with an unknown network.
+
+use super::file::{self, NetFileError};
+use super::Network;
+
+/// The first 16 hex digits of the SHA-256 of the shipped weight file (`advisor2048 net info` prints the same).
+pub const CHECKSUM: &str = "72b96ee242ad368a";
+/// The shipped file, relative to the package root.
+pub const PATH: &str = "nets/4x6-72b96ee242ad368a.a2n";
+
+static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-72b96ee242ad368a.a2n"));
+
+/// Decodes and checks the shipped network (about half a second: inflating and widening 134 MB of f16 weights).
+pub fn load() -> Result<Network, NetFileError> {
+    let (net, info, _) = file::decode(BYTES)?;
+    if info.checksum() != CHECKSUM {
+        return Err(NetFileError::Checksum {
+            stored: CHECKSUM.to_owned(),
+            computed: info.checksum().to_owned(),
+        });
+    }
+    Ok(net)
+}
