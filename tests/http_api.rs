@@ -335,7 +335,7 @@ async fn health_spec_metrics_request_id_and_cors() {
 
     let preflight = client
         .request(reqwest::Method::OPTIONS, server.url("/best-move"))
-        .header("origin", "https://play2048.example")
+        .header("origin", "https://play2048.co")
         .header("access-control-request-method", "POST")
         .header("access-control-request-headers", "content-type")
         .header("access-control-request-private-network", "true")
@@ -344,7 +344,8 @@ async fn health_spec_metrics_request_id_and_cors() {
         .unwrap();
     assert!(preflight.status().is_success());
     let h = preflight.headers();
-    assert_eq!(h["access-control-allow-origin"], "*");
+    // The default allows the userscript's game pages (tests/cors.rs has the rest of the rules).
+    assert_eq!(h["access-control-allow-origin"], "https://play2048.co");
     assert!(h["access-control-allow-methods"].to_str().unwrap().contains("POST"));
     assert!(h["access-control-allow-headers"]
         .to_str()
