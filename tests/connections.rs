@@ -97,10 +97,11 @@ async fn stalled_connections_are_closed_by_their_timeouts_while_health_answers()
         trickling.push(c);
     }
     let idle_since = Instant::now();
-    // One body trickles on, a byte every 50 ms: the body timeout bounds the whole body, not the gaps.
+    // One body trickles on, a byte every 50 ms (1000 of them would take 50 s): the body timeout bounds the whole body,
+    // not the gaps.
     let mut trickler = connect(&server).await;
     trickler
-        .send(b"POST /evaluate HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n")
+        .send(b"POST /evaluate HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n")
         .await
         .unwrap();
     let trickle = tokio::spawn(async move {
@@ -293,14 +294,14 @@ async fn shutdown_lets_searches_finish_within_the_grace_period_then_closes_every
     short
         .send(&post_json(
             "/best-move",
-            r#"{"board": "13222442a7b8c9d1", "depth": 29, "time_budget_ms": 300}"#,
+            r#"{"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": 300}"#,
         ))
         .await
         .unwrap();
     let mut long = connect(&server).await;
     long.send(&post_json(
         "/best-move",
-        r#"{"board": "13222442a7b8c9d1", "depth": 29, "time_budget_ms": 30000}"#,
+        r#"{"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": 30000}"#,
     ))
     .await
     .unwrap();

@@ -376,9 +376,10 @@ async fn budgets_and_threads_beyond_any_limit_are_clamped_not_refused() {
     }
 }
 
-/// A search that runs until its time budget or a cancellation (depth 29 on a mid-game board never completes).
+/// A search that runs until its time budget or a cancellation: 29 plies without the probability cut-off never
+/// complete (with the default cut-off this board's 29 plies take about a second, less than the test's bounds).
 fn long_search() -> Value {
-    json!({"board": "13222442a7b8c9d1", "depth": 29, "time_budget_ms": 20000})
+    json!({"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": 20000})
 }
 
 async fn running(server: &TestServer) -> u64 {

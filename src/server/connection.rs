@@ -210,14 +210,18 @@ struct Connection {
 }
 
 impl Connection {
-    async fn run(mut self, stream: TcpStream) {
+    async fn run(self, stream: TcpStream) {
+        let Connection {
+            builder,
+            app,
+            state,
+            mut lifecycle,
+            _slot,
+        } = self;
         let clock = Arc::new(Clock::new());
-        let io = TimedIo::new(stream, clock.clone(), &self.state);
-        let service = ConnectionService {
-            app: self.app.clone(),
-            clock,
-        };
-        let conn = self.builder.serve_connection(TokioIo::new(io), service);
+        let io = TimedIo::new(stream, clock.clone(), &state);
+        let service = ConnectionService { app, clock };
+        let conn = builder.serve_connection(TokioIo::new(io), service);
         tokio::pin!(conn);
         loop {
             tokio::select! {
@@ -227,9 +231,9 @@ impl Connection {
                     }
                     return;
                 }
-                changed = self.lifecycle.changed() => {
+                changed = lifecycle.changed() => {
                     // The sender goes away only when `serve` has returned: nothing is left to wait for.
-                    match changed.map(|()| *self.lifecycle.borrow_and_update()) {
+                    match changed.map(|()| *lifecycle.borrow_and_update()) {
                         Ok(Lifecycle::Serving) => {}
                         Ok(Lifecycle::Draining) => conn.as_mut().graceful_shutdown(),
                         Ok(Lifecycle::Closing) | Err(_) => return,

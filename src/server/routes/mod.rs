@@ -39,6 +39,16 @@ impl FromRequest<AppState> for JsonBody {
             };
             return Err(ApiError::UnsupportedMediaType(shown));
         }
+        // A body announced over the limit is refused before any of it is read (or waited for).
+        let announced = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let limit = state.config.body_limit;
+        if announced.is_some_and(|n| n > limit as u64) {
+            return Err(ApiError::PayloadTooLarge { limit });
+        }
         let body_timeout = state.config.body_timeout;
         let Ok(read) = tokio::time::timeout(body_timeout, Bytes::from_request(req, state)).await else {
             state
