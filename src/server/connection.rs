@@ -1,8 +1,8 @@
 //! Connections: the accept loop, the cap on open connections, and the timeouts that close what stalls.
 //!
 //! Every connection is HTTP/1.1 served by hyper with bounded request heads (`--max-header-bytes`, `--max-headers`:
-//! hyper answers 431 and closes). Its socket is wrapped in [`TimedIo`], which knows where the connection stands
-//! between requests (a [`Clock`] shared with the connection's service) and fails a read that waits too long:
+//! hyper answers 431 and closes). Its socket is wrapped in `TimedIo`, which knows where the connection stands
+//! between requests (a `Clock` shared with the connection's service) and fails a read that waits too long:
 //! - a request head must arrive within `--header-timeout-s`, counted from the connection's opening or, on a
 //!   kept-alive connection, from the first byte of the next request;
 //! - a kept-alive connection may sit idle between requests for `--idle-timeout-s`;
