@@ -335,7 +335,7 @@ async fn health_spec_metrics_request_id_and_cors() {
 
     let preflight = client
         .request(reqwest::Method::OPTIONS, server.url("/best-move"))
-        .header("origin", "https://play2048.example")
+        .header("origin", "https://play2048.co")
         .header("access-control-request-method", "POST")
         .header("access-control-request-headers", "content-type")
         .header("access-control-request-private-network", "true")
@@ -344,7 +344,8 @@ async fn health_spec_metrics_request_id_and_cors() {
         .unwrap();
     assert!(preflight.status().is_success());
     let h = preflight.headers();
-    assert_eq!(h["access-control-allow-origin"], "*");
+    // The default allows the userscript's game pages (tests/cors.rs has the rest of the rules).
+    assert_eq!(h["access-control-allow-origin"], "https://play2048.co");
     assert!(h["access-control-allow-methods"].to_str().unwrap().contains("POST"));
     assert!(h["access-control-allow-headers"]
         .to_str()
@@ -375,9 +376,10 @@ async fn budgets_and_threads_beyond_any_limit_are_clamped_not_refused() {
     }
 }
 
-/// A search that runs until its time budget or a cancellation (depth 29 on a mid-game board never completes).
+/// A search that runs until its time budget or a cancellation: 29 plies without the probability cut-off never
+/// complete (with the default cut-off this board's 29 plies take about a second, less than the test's bounds).
 fn long_search() -> Value {
-    json!({"board": "13222442a7b8c9d1", "depth": 29, "time_budget_ms": 20000})
+    json!({"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": 20000})
 }
 
 async fn running(server: &TestServer) -> u64 {

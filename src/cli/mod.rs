@@ -16,6 +16,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use advisor2048::engine::{Tiles, MAX_TILE};
 use advisor2048::eval::{Evaluator, EvaluatorKind, Network};
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle, MAX_DEPTH};
+use advisor2048::server::cors::CorsOrigins;
 use advisor2048::server::dto::{best_move_response, evaluate_response};
 use advisor2048::server::{self, AppState, ServerConfig, DEFAULT_LISTEN};
 
@@ -93,8 +94,35 @@ pub struct ServeArgs {
     /// Requests still running after this many seconds get 504.
     #[arg(long, env = "ADVISOR_REQUEST_TIMEOUT_S", default_value_t = 150)]
     pub request_timeout_s: u64,
-    /// Allowed CORS origins, comma-separated [default: any origin, without credentials].
-    #[arg(long, env = "ADVISOR_CORS_ORIGINS", value_delimiter = ',')]
+    /// Seconds a client has to send a request head (request line and headers), from connecting or, on a kept-alive
+    /// connection, from the request's first byte; then the connection is closed.
+    #[arg(long, env = "ADVISOR_HEADER_TIMEOUT_S", default_value_t = 10)]
+    pub header_timeout_s: u64,
+    /// Seconds a kept-alive connection may wait for its next request before it is closed.
+    #[arg(long, env = "ADVISOR_IDLE_TIMEOUT_S", default_value_t = 60)]
+    pub idle_timeout_s: u64,
+    /// Seconds a client has to send a request body once its head arrived; then 408 and the connection is closed.
+    #[arg(long, env = "ADVISOR_BODY_TIMEOUT_S", default_value_t = 30)]
+    pub body_timeout_s: u64,
+    /// Open connections at most; a new connection beyond them is closed at once [default: half the soft limit of
+    /// open files (ulimit -n), at most 10000].
+    #[arg(long, env = "ADVISOR_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Largest request head (request line and headers) in bytes; larger is 431 and the connection is closed.
+    #[arg(long, env = "ADVISOR_MAX_HEADER_BYTES", default_value_t = 16 * 1024)]
+    pub max_header_bytes: usize,
+    /// Most header fields in one request (1-100); more is 431 and the connection is closed.
+    #[arg(long, env = "ADVISOR_MAX_HEADERS", default_value_t = 64)]
+    pub max_headers: usize,
+    /// Origins whose web pages may call the service from a browser, comma-separated: scheme://host[:port], with
+    /// port '*' for any port; '*' alone allows every origin (no credentials). Requests without an Origin header
+    /// (curl, the userscript manager) are not affected.
+    #[arg(
+        long,
+        env = "ADVISOR_CORS_ORIGINS",
+        value_delimiter = ',',
+        default_value = server::cors::DEFAULT_CORS_ORIGINS
+    )]
     pub cors_origins: Vec<String>,
     /// Seconds shutdown waits for running searches before cancelling them.
     #[arg(long, env = "ADVISOR_SHUTDOWN_GRACE_S", default_value_t = 10)]
@@ -150,12 +178,22 @@ impl ServeArgs {
             sim_move_budget: Duration::from_millis(positive("sim-move-budget-ms", self.sim_move_budget_ms)?),
             body_limit: positive("body-limit", self.body_limit as u64)? as usize,
             request_timeout: Duration::from_secs(positive("request-timeout-s", self.request_timeout_s)?),
-            cors_origins: self
-                .cors_origins
-                .iter()
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect(),
+            header_timeout: Duration::from_secs(positive("header-timeout-s", self.header_timeout_s)?),
+            idle_timeout: Duration::from_secs(positive("idle-timeout-s", self.idle_timeout_s)?),
+            body_timeout: Duration::from_secs(positive("body-timeout-s", self.body_timeout_s)?),
+            max_connections: positive(
+                "max-connections",
+                self.max_connections.unwrap_or(defaults.max_connections) as u64,
+            )? as usize,
+            max_header_bytes: match self.max_header_bytes {
+                n if n < 1024 => bail!("--max-header-bytes must be at least 1024, found {n}"),
+                n => n,
+            },
+            max_headers: match self.max_headers {
+                n @ 1..=100 => n,
+                n => bail!("--max-headers must be from 1 to 100, found {n}"),
+            },
+            cors_origins: CorsOrigins::parse(&self.cors_origins)?,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_s),
         })
     }

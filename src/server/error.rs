@@ -39,6 +39,9 @@ pub enum ApiError {
     /// 422: well-formed JSON whose board or settings are invalid; every problem listed.
     #[error("{}", summary(.0))]
     Invalid(Vec<FieldError>),
+    /// 408: the body did not arrive within the body timeout; the connection is closed after the answer.
+    #[error("the request body did not arrive within the server's limit of {0} ms")]
+    BodyTimeout(u64),
     /// 404: no such route.
     #[error("no route for {0}")]
     NotFound(String),
@@ -76,6 +79,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -90,6 +94,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => "unsupported-media-type",
             ApiError::PayloadTooLarge { .. } => "payload-too-large",
             ApiError::Invalid(_) => "invalid-request",
+            ApiError::BodyTimeout(_) => "body-timeout",
             ApiError::NotFound(_) => "not-found",
             ApiError::MethodNotAllowed { .. } => "method-not-allowed",
             ApiError::Unavailable { .. } => "unavailable",
@@ -142,10 +147,19 @@ impl IntoResponse for ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
-        if let ApiError::Unavailable { retry_after_s, .. } = self {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
+        match self {
+            ApiError::Unavailable { retry_after_s, .. } => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
+            }
+            // The rest of the body may still be on its way: the connection cannot carry another request.
+            ApiError::BodyTimeout(_) => {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
         }
         response
     }

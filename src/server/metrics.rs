@@ -10,6 +10,23 @@ use std::time::Duration;
 /// Upper bounds of the latency histogram buckets, in seconds.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
 
+/// The `method` label of a request: the standard methods by name, any other method (a client may send any token)
+/// as `other`, so that the label set, and the map of counters, stays bounded whatever clients send.
+pub fn method_label(method: &axum::http::Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "POST" => "POST",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        "CONNECT" => "CONNECT",
+        "TRACE" => "TRACE",
+        _ => "other",
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: Mutex<BTreeMap<(String, String, u16), u64>>,
@@ -18,6 +35,23 @@ pub struct Metrics {
     latency_sum_us: AtomicU64,
     nodes: AtomicU64,
     searches: AtomicU64,
+    /// Connections: open, accepted, refused over the cap, closed by a timeout.
+    pub connections: ConnectionCounts,
+}
+
+/// Connection counters, kept by the accept loop and the connections themselves.
+#[derive(Debug, Default)]
+pub struct ConnectionCounts {
+    pub open: AtomicU64,
+    pub accepted: AtomicU64,
+    /// Closed at once because `--max-connections` were open.
+    pub refused: AtomicU64,
+    /// Closed because a request head did not arrive within `--header-timeout-s`.
+    pub header_timeouts: AtomicU64,
+    /// Closed because a kept-alive connection sat idle for `--idle-timeout-s`.
+    pub idle_timeouts: AtomicU64,
+    /// Answered 408 and closed because a body did not arrive within `--body-timeout-s`.
+    pub body_timeouts: AtomicU64,
 }
 
 impl Metrics {
@@ -98,6 +132,47 @@ impl Metrics {
         ];
         for (name, help, kind, value) in gauges {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        }
+        let c = &self.connections;
+        let connections = [
+            (
+                "advisor2048_connections_open",
+                "Connections open now.",
+                "gauge",
+                c.open.load(Ordering::Relaxed),
+            ),
+            (
+                "advisor2048_connections_accepted_total",
+                "Connections accepted and served.",
+                "counter",
+                c.accepted.load(Ordering::Relaxed),
+            ),
+            (
+                "advisor2048_connections_refused_total",
+                "Connections closed at once because --max-connections were open.",
+                "counter",
+                c.refused.load(Ordering::Relaxed),
+            ),
+        ];
+        for (name, help, kind, value) in connections {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        }
+        let name = "advisor2048_connections_timed_out_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Connections closed because a request head (header), the next request (idle) or a request \
+             body (body, answered 408) did not arrive in time.\n# TYPE {name} counter"
+        );
+        for (timeout, counter) in [
+            ("header", &c.header_timeouts),
+            ("idle", &c.idle_timeouts),
+            ("body", &c.body_timeouts),
+        ] {
+            let _ = writeln!(
+                out,
+                "{name}{{timeout=\"{timeout}\"}} {}",
+                counter.load(Ordering::Relaxed)
+            );
         }
         out
     }

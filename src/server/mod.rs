@@ -3,8 +3,11 @@
 //! [`router`] builds the application (tests bind it to `127.0.0.1:0`), [`serve`] runs it until a shutdown signal,
 //! then stops accepting, lets in-flight searches finish for a grace period, and cancels the rest.
 //! Every search runs on tokio's blocking pool ([`limits::run_search`]), never on the async workers, so `/healthz`
-//! stays fast while every core searches.
+//! stays fast while every core searches. [`connection`] accepts and serves connections: a cap on how many are open,
+//! bounded request heads, and timeouts that close stalled ones. [`cors`] decides which web pages may call.
 
+pub mod connection;
+pub mod cors;
 pub mod dto;
 pub mod error;
 pub mod limits;
@@ -17,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderName, HeaderValue, Method};
+use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -27,11 +30,11 @@ use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 use tower_http::compression::CompressionLayer;
-use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
 use crate::eval::Network;
+use cors::CorsOrigins;
 use error::ApiError;
 use limits::{ActiveSearches, SearchPermits};
 use metrics::Metrics;
@@ -64,8 +67,21 @@ pub struct ServerConfig {
     pub body_limit: usize,
     /// Any request still running after this gets 504.
     pub request_timeout: Duration,
-    /// Allowed CORS origins; empty means any origin (no credentials).
-    pub cors_origins: Vec<String>,
+    /// A request head (request line and headers) must arrive within this, counted from the connection's opening or,
+    /// on a kept-alive connection, from the first byte of the request; else the connection is closed.
+    pub header_timeout: Duration,
+    /// A kept-alive connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// A request body must arrive within this once its head has (else 408 and the connection is closed).
+    pub body_timeout: Duration,
+    /// Open connections at most; a new connection beyond them is closed at once.
+    pub max_connections: usize,
+    /// Largest request head (request line and headers) in bytes; larger is 431 and the connection is closed.
+    pub max_header_bytes: usize,
+    /// Most header fields in a request; more is 431 and the connection is closed.
+    pub max_headers: usize,
+    /// The origins whose pages may call the service from a browser.
+    pub cors_origins: CorsOrigins,
     /// How long shutdown waits for running searches before cancelling them.
     pub shutdown_grace: Duration,
 }
@@ -85,7 +101,13 @@ impl Default for ServerConfig {
             sim_move_budget: Duration::from_millis(1000),
             body_limit: 64 * 1024,
             request_timeout: Duration::from_secs(150),
-            cors_origins: Vec::new(),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(30),
+            max_connections: connection::default_max_connections(),
+            max_header_bytes: 16 * 1024,
+            max_headers: 64,
+            cors_origins: CorsOrigins::default(),
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -145,7 +167,7 @@ impl AppState {
 /// The application: routes, fallbacks and middleware.
 pub fn router(state: AppState) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
-    let cors = cors_layer(&state.config.cors_origins);
+    let cors = state.config.cors_origins.layer();
     let compression = CompressionLayer::new()
         .compress_when(DefaultPredicate::new().and(NotForContentType::const_new("application/x-ndjson")));
     Router::new()
@@ -187,20 +209,6 @@ fn make_span(req: &Request) -> tracing::Span {
     tracing::info_span!("request", method = %req.method(), route, request_id = id)
 }
 
-fn cors_layer(origins: &[String]) -> CorsLayer {
-    let allow = if origins.is_empty() {
-        AllowOrigin::any()
-    } else {
-        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
-    };
-    CorsLayer::new()
-        .allow_origin(allow)
-        .allow_methods([Method::GET, Method::POST])
-        .allow_headers([axum::http::header::CONTENT_TYPE])
-        .allow_private_network(true)
-        .max_age(Duration::from_secs(600))
-}
-
 /// Records metrics and enforces the request timeout.
 async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
@@ -209,7 +217,7 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
         .get::<MatchedPath>()
         .map_or("unmatched", |p| p.as_str())
         .to_owned();
-    let method = req.method().to_string();
+    let method = metrics::method_label(req.method());
     let timeout = state.config.request_timeout;
     let response = match tokio::time::timeout(timeout, next.run(req)).await {
         Ok(r) => r,
@@ -217,12 +225,13 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
     };
     state
         .metrics
-        .record(&route, &method, response.status().as_u16(), start.elapsed());
+        .record(&route, method, response.status().as_u16(), start.elapsed());
     response
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; then stops accepting, waits up to the grace
-/// period for running searches, cancels what is left, and returns.
+/// period for running searches, cancels what is left, and returns once every connection has answered and closed (at
+/// most a couple of seconds after the grace period: what is still open then is closed).
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -231,8 +240,7 @@ pub async fn serve(
     let app = router(state.clone());
     let grace = state.config.shutdown_grace;
     let watcher = state.clone();
-    let signal = async move {
-        shutdown.await;
+    let on_shutdown = move || {
         watcher.shutting_down.store(true, Ordering::Relaxed);
         tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down: no new connections");
         // Cancel what is still searching when the grace period ends.
@@ -244,7 +252,7 @@ pub async fn serve(
             }
         });
     };
-    axum::serve(listener, app).with_graceful_shutdown(signal).await
+    connection::serve(listener, app, state, shutdown, on_shutdown).await
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

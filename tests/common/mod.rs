@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod raw;
+
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
@@ -13,6 +15,7 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub state: AppState,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
 
 impl TestServer {
@@ -32,16 +35,28 @@ impl TestServer {
         let state = AppState::with_network(config, network);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let serve_state = state.clone();
-        tokio::spawn(async move {
-            let _ = server::serve(listener, serve_state, async {
+        let task = tokio::spawn(async move {
+            server::serve(listener, serve_state, async {
                 let _ = rx.await;
             })
-            .await;
+            .await
         });
         TestServer {
             addr,
             state,
             shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Signals shutdown (as SIGTERM does) and waits until `serve` returns.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        match self.task.take() {
+            Some(task) => task.await.expect("the server task ended"),
+            None => Ok(()),
         }
     }
 

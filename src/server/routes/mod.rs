@@ -15,7 +15,8 @@ use super::error::ApiError;
 use super::AppState;
 
 /// A JSON request body: 415 unless declared `application/json` (or `application/*+json`), 413 over the body
-/// limit, 400 when it is not JSON. The typed reading (and its 422s) happens in `dto`.
+/// limit, 408 when it has not fully arrived within the body timeout, 400 when it is not JSON. The typed reading (and
+/// its 422s) happens in `dto`.
 pub struct JsonBody(pub Value);
 
 impl FromRequest<AppState> for JsonBody {
@@ -38,7 +39,26 @@ impl FromRequest<AppState> for JsonBody {
             };
             return Err(ApiError::UnsupportedMediaType(shown));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+        // A body announced over the limit is refused before any of it is read (or waited for).
+        let announced = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let limit = state.config.body_limit;
+        if announced.is_some_and(|n| n > limit as u64) {
+            return Err(ApiError::PayloadTooLarge { limit });
+        }
+        let body_timeout = state.config.body_timeout;
+        let Ok(read) = tokio::time::timeout(body_timeout, Bytes::from_request(req, state)).await else {
+            state
+                .metrics
+                .connections
+                .body_timeouts
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Err(ApiError::BodyTimeout(body_timeout.as_millis() as u64));
+        };
+        let bytes = read.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge {
                     limit: state.config.body_limit,
