@@ -39,6 +39,17 @@ async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
     (r.status().as_u16(), r.json().await.unwrap())
 }
 
+async fn healthz(server: &TestServer) -> Value {
+    let health: Value = reqwest::get(server.url("/healthz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_matches_schema("Health", &health);
+    health
+}
+
 fn cli(args: &[&str]) -> Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
         .args(args)
@@ -134,12 +145,7 @@ async fn learned_answers_equal_the_cli_and_match_the_spec() {
     assert_matches_schema("SimulateResponse", &body);
     assert_eq!(body["games"].as_array().unwrap().len(), 2);
 
-    let health: Value = reqwest::get(server.url("/healthz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = healthz(&server).await;
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"]["checksum"], checksum.as_str());
     assert_eq!(health["network"]["shape"], "3x4, 1 stage");
@@ -191,12 +197,7 @@ async fn without_a_network_learned_is_a_422_that_says_how_to_load_one() {
             "{message}"
         );
     }
-    let health: Value = reqwest::get(server.url("/healthz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = healthz(&server).await;
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"], Value::Null);
 }

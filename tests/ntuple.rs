@@ -194,26 +194,25 @@ fn every_bad_file_gets_its_own_error() {
 
     // A header that names another shape (a tuple more) than the payload holds.
     let (info, start) = file::inspect(&good).unwrap();
+    // The same file with another header, re-signed.
+    let with_header = |header: &file::NetHeader| {
+        let header = serde_json::to_vec(header).unwrap();
+        let mut out = body[..12].to_vec();
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        out.extend_from_slice(&header);
+        out.extend_from_slice(&body[start..]);
+        resign(out)
+    };
     let mut header = info.header.clone();
     header.tuples.push(vec![1, 2, 3, 4]);
-    let header = serde_json::to_vec(&header).unwrap();
-    let mut other = body[..12].to_vec();
-    other.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    other.extend_from_slice(&header);
-    other.extend_from_slice(&body[start..]);
-    let e = file::decode(&resign(other)).unwrap_err();
+    let e = file::decode(&with_header(&header)).unwrap_err();
     assert!(matches!(e, NetFileError::ShapeMismatch(_)), "{e}");
     assert!(e.to_string().contains("needs"), "{e}");
 
     // A header whose shape is impossible.
     let mut header = info.header.clone();
     header.tuples[0] = vec![0, 16];
-    let header = serde_json::to_vec(&header).unwrap();
-    let mut bad = body[..12].to_vec();
-    bad.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    bad.extend_from_slice(&header);
-    bad.extend_from_slice(&body[start..]);
-    let e = file::decode(&resign(bad)).unwrap_err();
+    let e = file::decode(&with_header(&header)).unwrap_err();
     assert!(matches!(e, NetFileError::Shape(_)), "{e}");
     assert!(e.to_string().contains("cell 16"), "{e}");
 
