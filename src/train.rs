@@ -630,7 +630,19 @@ mod tests {
         let b = Board(0x1200_0000_0000_0031);
         assert_eq!(t.value(b), 0.0);
         t.update(b, 100.0);
-        // alpha = 1 with beta = 1 at first: the board moves by the whole error (32 lookups of 100/32 each).
-        assert!((t.value(b) - 100.0).abs() < 1e-3, "{}", t.value(b));
+        // alpha = 1 with beta = 1 (every weight's errors so far have one sign): each of the 32 lookups moves its
+        // weight by 100/32. A weight that k lookups share moves k times and counts k times: k^2 x 100/32.
+        let mut idx = [0u32; MAX_LOOKUPS];
+        let n = t.features.indices(b, b.transpose(), &mut idx);
+        let mut counts = std::collections::HashMap::new();
+        for &i in &idx[..n] {
+            *counts.entry(i).or_insert(0u32) += 1;
+        }
+        let expected: f32 = counts.values().map(|&k| (k * k) as f32 * 100.0 / 32.0).sum();
+        assert!(expected > 100.0, "this board shares some weights between its lookups");
+        assert!((t.value(b) - expected).abs() < 1e-3, "{} vs {expected}", t.value(b));
+        // An opposite error moves the value back down.
+        t.update(b, -100.0);
+        assert!(t.value(b) < expected);
     }
 }
