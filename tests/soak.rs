@@ -8,8 +8,12 @@
 //! ADVISOR_SOAK_REQUESTS=1000000 cargo test --release --test soak -- --nocapture    # the full run, by hand
 //! ADVISOR_SOAK_BIN=/path/to/advisor2048 cargo test --release --test soak -- --nocapture   # another build
 //! ```
-//! `ADVISOR_SOAK_WARMUP` (default 50,000) sets the warm-up, `ADVISOR_SOAK_MAX_BYTES_PER_REQUEST` (default 4) the
+//! `ADVISOR_SOAK_WARMUP` (default 50,000) sets the warm-up, `ADVISOR_SOAK_MAX_BYTES_PER_REQUEST` (default 8) the
 //! bound. Only flags every version of `serve` has are used, so an older binary can be measured the same way.
+//!
+//! What to expect: the allocator's free lists settle for a while after the warm-up, so 200,000 requests show 2-3
+//! bytes per request here and 1,000,000 about 1 (the growth does not scale with the requests); the code before
+//! the leaks were fixed showed 29 and 25.
 
 mod common;
 
@@ -408,8 +412,12 @@ async fn quiet(addr: SocketAddr) {
 async fn memory_stays_flat_over_hundreds_of_thousands_of_requests() {
     let requests = env_number("ADVISOR_SOAK_REQUESTS", 200_000);
     let warmup = env_number("ADVISOR_SOAK_WARMUP", 50_000);
-    let bound = env_number("ADVISOR_SOAK_MAX_BYTES_PER_REQUEST", 4) as f64;
+    let bound = env_number("ADVISOR_SOAK_MAX_BYTES_PER_REQUEST", 8) as f64;
     assert!(requests >= 1000, "ADVISOR_SOAK_REQUESTS: at least 1000");
+    if !std::path::Path::new("/proc/self/status").exists() {
+        println!("soak skipped: resident memory is read from /proc, which this system does not have");
+        return;
+    }
     const CLIENTS: usize = 16;
 
     let server = Server::start();
