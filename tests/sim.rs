@@ -19,8 +19,14 @@ fn config(profile: Profile, depth: u32, games: u64, seed: u64) -> SimConfig {
         depth: Depth::Plies(depth),
         ..profile.settings()
     };
-    let evaluator = settings.evaluator.default_evaluator().unwrap();
+    let evaluator = settings.evaluator.with_network(Some(shipped_network()), &[]).unwrap();
     SimConfig::new(games, seed, settings, evaluator)
+}
+
+/// The built-in network, for profile `learned` (loaded once).
+fn shipped_network() -> &'static std::sync::Arc<advisor2048::eval::Network> {
+    static NET: std::sync::OnceLock<std::sync::Arc<advisor2048::eval::Network>> = std::sync::OnceLock::new();
+    NET.get_or_init(|| std::sync::Arc::new(advisor2048::eval::ntuple::shipped::load().unwrap()))
 }
 
 /// The record without its timing, which is the only thing allowed to differ between two runs.
