@@ -113,7 +113,7 @@ impl fmt::Display for CorsOrigins {
 }
 
 /// One allowed origin: scheme and host, and a port or any port.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct OriginPattern {
     /// `scheme://host`, lowercase (browsers send origins lowercase).
     scheme_host: String,
@@ -171,6 +171,13 @@ impl fmt::Display for OriginPattern {
             PortPattern::Exactly(p) => write!(f, "{}:{p}", self.scheme_host),
             PortPattern::Any => write!(f, "{}:*", self.scheme_host),
         }
+    }
+}
+
+/// Shown as written on the command line (the start-up log prints the configuration).
+impl fmt::Debug for OriginPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.to_string())
     }
 }
 
