@@ -201,3 +201,89 @@ async fn without_a_network_learned_is_a_422_that_says_how_to_load_one() {
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"], Value::Null);
 }
+
+/// The legal moves' `tuned_heuristic`, by direction.
+fn tuned_breakdowns(answer: &Value) -> Vec<(String, Value)> {
+    answer["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["legal"] == true)
+        .map(|m| {
+            (
+                m["direction"].as_str().unwrap().to_owned(),
+                m["tuned_heuristic"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_default_profile_is_learned_with_a_network_and_tuned_without() {
+    let (path, net, _) = network_file("default.a2n");
+    let p = path.to_str().unwrap();
+    let server = TestServer::start_with_network(ServerConfig::default(), Some(net)).await;
+    assert_eq!(healthz(&server).await["default_profile"], "learned");
+
+    let (status, default) = post(&server, "/best-move", json!({"board": common::example()})).await;
+    assert_eq!(status, 200, "{default}");
+    assert_matches_schema("BestMoveResponse", &default);
+    assert_eq!(default["search"]["profile"], "learned");
+    assert_eq!(default["search"]["evaluator"], "ntuple");
+    let (_, named) = post(
+        &server,
+        "/best-move",
+        json!({"board": common::example(), "profile": "learned"}),
+    )
+    .await;
+    assert_eq!(default["moves"], named["moves"]);
+    assert_eq!(default["direction"], named["direction"]);
+
+    // Each legal move also carries the tuned heuristic's breakdown of its board: what /evaluate says with tuned.
+    let (_, tuned) = post(
+        &server,
+        "/evaluate",
+        json!({"board": common::example(), "evaluator": "tuned"}),
+    )
+    .await;
+    let readable = tuned_breakdowns(&default);
+    assert_eq!(readable.len(), 4);
+    for (direction, breakdown) in &readable {
+        let after = tuned["after_moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["direction"] == direction.as_str())
+            .unwrap();
+        assert_eq!(breakdown, &after["heuristic"], "{direction}");
+        assert_eq!(breakdown["evaluator"], "tuned");
+    }
+    // The hand-written evaluators explain themselves: no second breakdown.
+    let (_, heuristic) = post(
+        &server,
+        "/best-move",
+        json!({"board": common::example(), "profile": "tuned", "depth": 3}),
+    )
+    .await;
+    assert!(heuristic["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m.get("tuned_heuristic").is_none()));
+
+    // The command line has the same default, and `--weights none` falls back to tuned.
+    let from_cli = cli(&["best-move", EXAMPLE, "--weights", p, "--json"]);
+    assert_eq!(from_cli["search"]["profile"], "learned");
+    assert_eq!(from_cli["moves"], default["moves"]);
+    let without = cli(&["best-move", EXAMPLE, "--weights", "none", "--depth", "3", "--json"]);
+    assert_eq!(without["search"]["profile"], "tuned");
+    assert_eq!(without["moves"], heuristic["moves"]);
+
+    // A service without a network defaults to tuned (and says so).
+    let bare = TestServer::start(ServerConfig::default()).await;
+    assert_eq!(healthz(&bare).await["default_profile"], "tuned");
+    let (status, answer) = post(&bare, "/best-move", json!({"board": common::example(), "depth": 3})).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["search"]["profile"], "tuned");
+    assert_eq!(answer["moves"], heuristic["moves"]);
+}

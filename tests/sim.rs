@@ -418,10 +418,11 @@ fn the_command_line_prints_the_library_report() {
         .expect("the binary runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    // No --profile: the command line's default is `learned` with the built-in network.
     let cfg = SimConfig {
         max_moves: Some(40),
         trace: true,
-        ..config(Profile::Tuned, 2, 3, 5)
+        ..config(Profile::Learned, 2, 3, 5)
     };
     // Through text both ways, as floats parse back within an ulp of what was printed.
     let report = simulate(&cfg, &StopHandle::new(), |_| {});

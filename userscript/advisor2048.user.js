@@ -47,7 +47,7 @@
   const DEFAULT_SETTINGS = {
     serviceUrl: 'http://127.0.0.1:2048',
     profile: '', // '' = the service's default profile
-    depth: 'auto', // 'auto' or a number of plies
+    depth: '', // '' = the profile's depth, 'auto' or a number of plies
     budgetMs: 250, // 0 / '' = none (the service then applies its own maximum)
     delayMs: 150, // wait after each key press before reading the board again
     keepGoing: true, // click "Keep going" on the "You win!" overlay
@@ -158,7 +158,9 @@
   function searchSettings() {
     const out = {};
     const depth = String(settings.depth).trim();
-    if (depth === 'auto' || depth === '') out.depth = 'auto';
+    if (depth === '') {
+      // the profile's own depth (learned: 3 plies, well under a millisecond)
+    } else if (depth === 'auto') out.depth = 'auto';
     else if (/^\d+$/.test(depth) && Number(depth) >= 1) out.depth = Number(depth);
     else throw new SettingsError(`depth must be "auto" or a whole number of plies, not "${depth}"`);
     const budget = String(settings.budgetMs === null ? '' : settings.budgetMs).trim();
@@ -556,7 +558,7 @@
     <div class="row"><label>profile</label>
       <select data-set="profile"><option value="">service default</option><option>tuned</option>
         <option>classic</option><option value="learned">learned (n-tuple network)</option></select></div>
-    <div class="row"><label>depth</label><input data-set="depth" title="auto or plies">
+    <div class="row"><label>depth</label><input data-set="depth" placeholder="profile's" title="empty: the profile's depth; auto or plies">
       <label style="flex-basis:auto">budget ms</label><input data-set="budgetMs" title="empty: none"></div>
     <div class="row"><label>delay ms</label><input data-set="delayMs" title="wait after each move (\u2265 ${MIN_DELAY_MS})">
       <input type="checkbox" data-set="keepGoing"><span>keep going</span></div>
@@ -633,7 +635,8 @@
         })
         .join('');
       const chosen = a.moves.find((m) => m.direction === a.direction);
-      const h = chosen && chosen.heuristic;
+      // A learned network's components are tuple weights; the tuned heuristic beside them says why in words.
+      const h = chosen && (chosen.tuned_heuristic || chosen.heuristic);
       if (!h || !Array.isArray(h.components)) {
         $('[data-out=heuristic]').innerHTML = '';
         return;

@@ -203,10 +203,11 @@ impl ServeArgs {
 /// it on one thread, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// Named defaults: tuned (evaluator tuned, depth auto), classic (evaluator classic, depth 4, reward weight 1)
-    /// or learned (evaluator ntuple from --weights, depth 3, reward weight 1; leaves right after a move).
-    #[arg(long, default_value = "tuned")]
-    pub profile: Profile,
+    /// Named defaults: learned (evaluator ntuple, the network of --weights, depth 3, reward weight 1; leaves right
+    /// after a move), tuned (evaluator tuned, depth auto) or classic (evaluator classic, depth 4, reward weight 1)
+    /// [default: learned; tuned with --weights none].
+    #[arg(long)]
+    pub profile: Option<Profile>,
     /// Plies to search (1-29) or auto [default: the profile's].
     #[arg(long)]
     pub depth: Option<Depth>,
@@ -262,6 +263,11 @@ impl NetworkArgs {
         }
     }
 
+    /// False with `--weights none`: then no network is loaded and the default profile is `tuned`.
+    pub fn available(&self) -> bool {
+        !matches!(&self.weights_file, Some(path) if path.as_os_str() == "none")
+    }
+
     /// Like [`NetworkArgs::load`], but only when `kind` needs a network or a file was named (a heuristic search
     /// does not pay for inflating the built-in network).
     pub fn load_for(&self, kind: EvaluatorKind) -> anyhow::Result<Option<Arc<Network>>> {
@@ -307,7 +313,10 @@ fn parse_weight(s: &str) -> Result<(String, f64), String> {
 impl SearchArgs {
     /// The settings and evaluator these flags describe.
     pub fn settings(&self) -> anyhow::Result<(SearchSettings, advisor2048::eval::AnyEvaluator)> {
-        let mut s = self.profile.settings();
+        let profile = self
+            .profile
+            .unwrap_or_else(|| Profile::default_for(self.network.available()));
+        let mut s = profile.settings();
         if let Some(d) = self.depth {
             s.depth = d;
         }

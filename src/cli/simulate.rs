@@ -92,7 +92,7 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer(&mut out, &report).context("writing the JSON report")?;
         writeln!(out)?;
     } else {
-        write_table(&mut out, args, &config, &report)?;
+        write_table(&mut out, &config, &report)?;
     }
     out.flush()?;
     Ok(if stop.is_stopped() {
@@ -156,12 +156,7 @@ pub fn install_ctrl_c(stop: StopHandle) {
 }
 
 /// The readable report: settings, scores, reach rates with their intervals, the max-tile histogram, speed.
-fn write_table(
-    out: &mut impl Write,
-    args: &SimulateArgs,
-    config: &SimConfig,
-    report: &SimReport,
-) -> anyhow::Result<()> {
+fn write_table(out: &mut impl Write, config: &SimConfig, report: &SimReport) -> anyhow::Result<()> {
     let s = &report.summary;
     let depth = config.settings.depth;
     writeln!(
@@ -169,7 +164,7 @@ fn write_table(
         "{} games, seed {}, profile {}, depth {}, {} thread(s){}",
         s.games,
         config.seed,
-        args.search.profile,
+        config.settings.profile,
         depth,
         config.threads.min(config.games.max(1) as usize),
         if s.finished < s.games {

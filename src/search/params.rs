@@ -77,12 +77,12 @@ pub enum Terminal {
     Heuristic,
 }
 
-/// Named defaults; every field can be overridden afterwards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// Named defaults; every field can be overridden afterwards. A request that names no profile gets
+/// [`Profile::default_for`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Profile {
     /// Evaluator `tuned`, reward weight 0, terminal 0, cut-off 0.0001, depth `auto`: the settings of the best-known
     /// public heuristic expectimax engine, so values can be compared board by board.
-    #[default]
     Tuned,
     /// Evaluator `classic`, reward weight 1 (seed 002 eq. 3: merge score plus heuristic), terminal h(board),
     /// cut-off 0.0001, depth 4 plies.
@@ -99,6 +99,16 @@ pub const LEARNED_DEFAULT_DEPTH: u32 = 3;
 
 impl Profile {
     pub const ALL: [Profile; 3] = [Profile::Tuned, Profile::Classic, Profile::Learned];
+
+    /// The profile of a request or command that names none: `learned` when a network is loaded (at its default
+    /// settings it plays far stronger than `tuned` in the same time per move: docs/strength.md), else `tuned`.
+    pub fn default_for(network_loaded: bool) -> Profile {
+        if network_loaded {
+            Profile::Learned
+        } else {
+            Profile::Tuned
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -310,6 +310,8 @@ pub struct SearchBounds {
     pub max_budget: Duration,
     pub max_depth: u32,
     pub max_threads: usize,
+    /// The profile of a request that names none ([`Profile::default_for`] the service's network).
+    pub default_profile: Profile,
 }
 
 /// The search settings fields shared by `/best-move` and `/simulate`.
@@ -374,9 +376,9 @@ pub fn read_search(
         Some(Ok(p)) => p,
         Some(Err(e)) => {
             problems.push("/profile", e.to_string());
-            Profile::default()
+            bounds.default_profile
         }
-        None => Profile::default(),
+        None => bounds.default_profile,
     };
     let mut s = profile.settings();
     match read_str(map, "evaluator", problems).map(str::parse::<EvaluatorKind>) {
@@ -529,6 +531,11 @@ pub struct MoveDto {
     /// The board after the move, before any spawn; null when illegal.
     pub board: Option<Rows>,
     pub heuristic: Option<BreakdownDto>,
+    /// With a learned evaluator (`ntuple`), whose components are tuple weights no person can read: the `tuned`
+    /// heuristic's breakdown of the same board (monotonicity, merges, empty cells, ...), so the advice still shows
+    /// why. Absent with the hand-written evaluators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuned_heuristic: Option<BreakdownDto>,
 }
 
 /// How the search went.
@@ -575,6 +582,7 @@ pub fn best_move_response(
                 reward: after.map(|(_, r)| r),
                 board: after.map(|(t, _)| t.to_rows()),
                 heuristic: after.map(|(t, _)| BreakdownDto::from(&evaluator.breakdown(&t))),
+                tuned_heuristic: after.and_then(|(t, _)| readable_breakdown(evaluator, &t)),
             }
         })
         .collect();
@@ -594,6 +602,16 @@ pub fn best_move_response(
             truncated: outcome.stats.truncated,
         },
     }
+}
+
+/// The `tuned` heuristic's breakdown of `tiles` when `evaluator` is a learned network (see
+/// [`MoveDto::tuned_heuristic`]).
+fn readable_breakdown(evaluator: &AnyEvaluator, tiles: &Tiles) -> Option<BreakdownDto> {
+    if !matches!(evaluator, AnyEvaluator::NTuple(_)) {
+        return None;
+    }
+    let tuned = EvaluatorKind::Tuned.default_evaluator().ok()?;
+    Some(BreakdownDto::from(&tuned.breakdown(tiles)))
 }
 
 /// A legal move in an `/evaluate` answer.

@@ -34,6 +34,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::eval::Network;
+use crate::search::Profile;
 use cors::CorsOrigins;
 use error::ApiError;
 use limits::{ActiveSearches, SearchPermits};
@@ -155,11 +156,17 @@ impl AppState {
         self.shutting_down.load(Ordering::Relaxed)
     }
 
+    /// The profile of requests that name none: `learned` with a network, else `tuned`.
+    pub fn default_profile(&self) -> Profile {
+        Profile::default_for(self.network.is_some())
+    }
+
     pub fn search_bounds(&self) -> dto::SearchBounds {
         dto::SearchBounds {
             max_budget: self.config.max_budget,
             max_depth: self.config.max_depth,
             max_threads: self.config.max_threads,
+            default_profile: self.default_profile(),
         }
     }
 }

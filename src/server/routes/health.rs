@@ -18,6 +18,8 @@ pub struct Health {
     version: &'static str,
     searches_running: usize,
     searches_queued: usize,
+    /// The profile of requests that name none: `learned` with a network, else `tuned`.
+    default_profile: &'static str,
     /// The loaded n-tuple network (profile `learned`), or null.
     network: Option<NetworkHealth>,
 }
@@ -54,6 +56,7 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
         version: env!("CARGO_PKG_VERSION"),
         searches_running: state.permits.running(),
         searches_queued: state.permits.waiting(),
+        default_profile: state.default_profile().as_str(),
         network: state.network.as_deref().map(NetworkHealth::of),
     })
 }
