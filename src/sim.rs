@@ -5,8 +5,14 @@
 //! that game's spawns: the two tiles of a new game (unless a start board is given), then one tile after every move.
 //! The search's own random choices (`sample_cells`) are seeded per move by [`move_seed`]`(game seed, move number)`,
 //! so they never touch the spawn stream. Each move: search the board, play the chosen direction with
-//! [`Tiles::play`], spawn. A game ends at game over, after `max_moves`, or when the [`StopHandle`] trips (it is then
-//! reported `finished: false`, with the moves played so far).
+//! [`Tiles::play`], spawn. A game ends at game over, after `max_moves`, or when the run stops (it is then reported
+//! `finished: false`, with the moves played so far).
+//!
+//! # Run-wide limits
+//! The run stops when the [`StopHandle`] trips, when `total_moves` moves have been played over all its games, or at
+//! the end of `time_limit` (the search of the move under way is cut at that instant). Games not started by then are
+//! left out. The move limit is exact: no run plays more than `total_moves` moves, and on one thread the same config
+//! always stops at the same move of the same game.
 //!
 //! Games run on `threads` plain threads that take game indices from a shared counter; every search inside is
 //! single-threaded. Nothing a game does depends on which thread plays it or when, so the same seed and settings
@@ -52,6 +58,10 @@ pub struct SimConfig {
     pub start: Option<Tiles>,
     /// End a game after this many moves (it still counts as finished).
     pub max_moves: Option<u64>,
+    /// Stop the run after this many moves over all its games (the games cut are `finished: false`).
+    pub total_moves: Option<u64>,
+    /// Stop the run this long after it started, cutting the search under way (the games cut are `finished: false`).
+    pub time_limit: Option<Duration>,
     /// The search run before every move. Its `threads` is ignored (each search is single-threaded; the run is
     /// parallel across games) and its `seed` is replaced per move by [`move_seed`].
     pub settings: SearchSettings,
@@ -82,6 +92,8 @@ impl SimConfig {
             seed,
             start: None,
             max_moves: None,
+            total_moves: None,
+            time_limit: None,
             evaluator,
             settings,
             threads: 1,
@@ -245,8 +257,8 @@ pub fn new_game(rng: &mut Rng) -> Tiles {
 }
 
 /// Plays the run described by `config`; `on_game` sees each game as it ends (finished or cut short), from the
-/// thread that played it. Tripping `stop` ends the run early: games not yet started are left out, running ones are
-/// returned with `finished: false`.
+/// thread that played it. Tripping `stop`, or reaching `total_moves` or `time_limit`, ends the run early: games not
+/// yet started are left out, running ones are returned with `finished: false`.
 pub fn simulate(config: &SimConfig, stop: &StopHandle, on_game: impl Fn(&GameRecord) + Sync) -> SimReport {
     simulate_with_progress(config, stop, &Progress::new(), on_game)
 }
@@ -259,20 +271,21 @@ pub fn simulate_with_progress(
     on_game: impl Fn(&GameRecord) + Sync,
 ) -> SimReport {
     let start = Instant::now();
+    let limits = RunLimits::new(config, start);
     let threads = config
         .threads
         .clamp(1, usize::try_from(config.games).unwrap_or(usize::MAX).max(1));
     let next = AtomicU64::new(0);
     let done = Mutex::new(Vec::with_capacity(config.games.min(4096) as usize));
     let worker = || loop {
-        if stop.is_stopped() {
+        if stop.is_stopped() || limits.reached() {
             break;
         }
         let index = next.fetch_add(1, Ordering::Relaxed);
         if index >= config.games {
             break;
         }
-        let record = play_game(config, index, stop, progress);
+        let record = play_in_run(config, index, stop, progress, &limits);
         progress.games_done.fetch_add(1, Ordering::Relaxed);
         on_game(&record);
         done.lock().unwrap_or_else(|e| e.into_inner()).push(record);
@@ -292,14 +305,67 @@ pub fn simulate_with_progress(
     SimReport { games, summary }
 }
 
-/// Plays game `index` of the run described by `config` (its `games` and `threads` are not used).
+/// The run-wide limits of [`SimConfig`], shared by the threads of one run.
+struct RunLimits {
+    deadline: Option<Instant>,
+    total_moves: Option<u64>,
+    /// Moves taken from `total_moves` so far: a game takes one before it searches, so the run never plays more.
+    moves_taken: AtomicU64,
+}
+
+impl RunLimits {
+    fn new(config: &SimConfig, start: Instant) -> RunLimits {
+        RunLimits {
+            deadline: config.time_limit.map(|limit| start + limit),
+            total_moves: config.total_moves,
+            moves_taken: AtomicU64::new(0),
+        }
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// True once the run must stop: the move limit is used up or the deadline has passed.
+    fn reached(&self) -> bool {
+        self.total_moves
+            .is_some_and(|total| self.moves_taken.load(Ordering::Relaxed) >= total)
+            || self.past_deadline()
+    }
+
+    /// Takes one move from the run's move limit; false when none is left (or the deadline has passed).
+    fn take_move(&self) -> bool {
+        if self.past_deadline() {
+            return false;
+        }
+        match self.total_moves {
+            Some(total) => self.moves_taken.fetch_add(1, Ordering::Relaxed) < total,
+            None => true,
+        }
+    }
+}
+
+/// Plays game `index` of the run described by `config` on its own (its `games` and `threads` are not used; its
+/// `total_moves` and `time_limit` apply to this game alone).
 pub fn play_game(config: &SimConfig, index: u64, stop: &StopHandle, progress: &Progress) -> GameRecord {
+    play_in_run(config, index, stop, progress, &RunLimits::new(config, Instant::now()))
+}
+
+/// Plays game `index` of a run whose limits are `limits`.
+fn play_in_run(
+    config: &SimConfig,
+    index: u64,
+    stop: &StopHandle,
+    progress: &Progress,
+    limits: &RunLimits,
+) -> GameRecord {
     let started = Instant::now();
     let seed = derive_seed(config.seed, index);
     let mut rng = Rng::new(seed);
     let start_board = config.start.unwrap_or_else(|| new_game(&mut rng));
     let mut settings = SearchSettings {
         threads: 1,
+        stop_at: limits.deadline,
         ..config.settings.clone()
     };
     let mut board = start_board;
@@ -317,9 +383,16 @@ pub fn play_game(config: &SimConfig, index: u64, stop: &StopHandle, progress: &P
         if stop.is_stopped() {
             break false;
         }
+        // A board without a move ends its game whatever is left of the run's limits.
+        if board.is_game_over() {
+            break true;
+        }
+        if !limits.take_move() {
+            break false;
+        }
         settings.seed = move_seed(seed, moves);
         let outcome = search(&board, &config.evaluator, &settings, stop);
-        if stop.is_stopped() {
+        if stop.is_stopped() || limits.past_deadline() {
             break false;
         }
         if outcome.game_over() {

@@ -565,13 +565,43 @@ async fn simulate_stops_at_the_moves_per_request_limit() {
     let server = TestServer::start(config).await;
     let (status, body) = post(&server, "/simulate", json!({"games": 200, "seed": 3, "depth": 1})).await;
     assert_eq!(status, 200, "{body}");
-    let total = body["summary"]["total_moves"].as_u64().unwrap();
-    // Checked every 10 ms: a depth-1 game plays a few hundred moves in well under that, so allow some overshoot.
-    assert!((500..200 * 2000).contains(&total), "{total}");
-    assert!(
-        (body["games"].as_array().unwrap().len() as u64) < 200,
-        "the limit stopped the run early"
-    );
+    assert_matches_schema("SimulateResponse", &body);
+    // The simulation counts its moves itself: the limit is exact, and the game it cuts is unfinished.
+    assert_eq!(body["summary"]["total_moves"], 500, "{}", body["summary"]);
+    let games = body["games"].as_array().unwrap();
+    assert!(games.len() < 200, "the limit stopped the run early");
+    assert_eq!(games.last().unwrap()["finished"], false);
+    let played: u64 = games.iter().map(|g| g["moves"].as_u64().unwrap()).sum();
+    assert_eq!(played, 500);
+}
+
+#[tokio::test]
+async fn simulate_reads_the_move_budget_as_best_move_does() {
+    // 29 plies without the cut-off and without a budget would search for hours; a budget of 1 ms written as 1.0 or
+    // a huge one written as 1e30 (clamped to --sim-move-budget-ms, here 20 ms) keeps each of the 5 moves short.
+    let config = ServerConfig {
+        sim_move_budget: Duration::from_millis(20),
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    for budget in [json!(1.0), json!(1e30)] {
+        let started = std::time::Instant::now();
+        let (status, body) = post(
+            &server,
+            "/simulate",
+            json!({"games": 1, "max_moves": 5, "depth": 29, "prob_cutoff": 0, "time_budget_ms": budget, "seed": 2}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["games"][0]["moves"], 5, "{body}");
+        assert_eq!(body["games"][0]["finished"], true);
+        // A liveness bound for a loaded machine, far below what an unbudgeted search would take.
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{budget}: {:?}",
+            started.elapsed()
+        );
+    }
 }
 
 #[tokio::test]

@@ -10,8 +10,8 @@ use advisor2048::engine::rng::{derive_seed, Rng};
 use advisor2048::engine::Tiles;
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
 use advisor2048::sim::{
-    median, move_seed, new_game, play_game, simulate, simulate_with_progress, wilson_interval, GameRecord, Milestone,
-    Progress, SimConfig, Summary, MILESTONES,
+    median, move_seed, new_game, play_game, simulate, wilson_interval, GameRecord, Milestone, Progress, SimConfig,
+    Summary, MILESTONES,
 };
 
 fn config(profile: Profile, depth: u32, games: u64, seed: u64) -> SimConfig {
@@ -242,35 +242,27 @@ fn a_tripped_stop_handle_starts_nothing() {
 }
 
 #[test]
-fn stopping_mid_game_returns_the_partial_game_unfinished() {
-    // Depth 5 makes a game last far longer (thousands of moves, tens of microseconds each) than the watcher needs to
-    // notice 20 moves.
+fn the_move_limit_cuts_the_run_exactly_and_returns_the_partial_game_unfinished() {
+    // Depth 3 games last thousands of moves: a limit of 150 moves over the run ends inside the first game.
     let cfg = SimConfig {
         trace: true,
-        ..config(Profile::Tuned, 5, 1, 11)
+        total_moves: Some(150),
+        ..config(Profile::Tuned, 3, 3, 11)
     };
-    let stop = StopHandle::new();
-    let progress = Progress::new();
-    let partial = std::thread::scope(|s| {
-        let run = s.spawn(|| simulate_with_progress(&cfg, &stop, &progress, |_| {}));
-        // Also watch the run itself, so that a run that fails early ends the test instead of hanging it.
-        while progress.moves() < 20 && !run.is_finished() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        stop.stop();
-        run.join().expect("the run does not panic")
-    });
+    let partial = simulate(&cfg, &StopHandle::new(), |_| {});
+    assert_eq!(partial.games.len(), 1, "the games after the limit are not started");
     let game = &partial.games[0];
     assert!(!game.finished && !game.game_over);
-    assert!(game.moves >= 20);
+    assert_eq!(game.moves, 150);
     assert_eq!(partial.summary.games, 1);
     assert_eq!(partial.summary.finished, 0);
     assert_eq!(partial.summary.median_score, None);
-    assert_eq!(partial.summary.total_moves, game.moves);
+    assert_eq!(partial.summary.total_moves, 150);
     // What was played is exactly the start of the same game played without interruption.
     let prefix = SimConfig {
         max_moves: Some(game.moves),
-        ..cfg
+        total_moves: None,
+        ..cfg.clone()
     };
     let whole = simulate(&prefix, &StopHandle::new(), |_| {});
     let expected = GameRecord {
@@ -278,6 +270,60 @@ fn stopping_mid_game_returns_the_partial_game_unfinished() {
         ..whole.games[0].clone()
     };
     assert_eq!(untimed(&partial.games), untimed(&[expected]));
+    // On several threads the limit still holds exactly, over all games together.
+    let parallel = SimConfig {
+        threads: 2,
+        trace: false,
+        ..cfg
+    };
+    let report = simulate(&parallel, &StopHandle::new(), |_| {});
+    assert_eq!(report.summary.total_moves, 150);
+    assert!(report.games.iter().all(|g| !g.finished));
+}
+
+#[test]
+fn a_move_limit_above_what_the_games_play_changes_nothing() {
+    // Greedy games end at game over after a few hundred moves.
+    let cfg = config(Profile::Tuned, 1, 3, 4);
+    let free = simulate(&cfg, &StopHandle::new(), |_| {});
+    assert!(free.games.iter().all(|g| g.finished && g.game_over));
+    // Exactly the moves the games play: nothing is cut (finding a game over does not use up the limit).
+    let limited = SimConfig {
+        total_moves: Some(free.summary.total_moves),
+        ..cfg
+    };
+    let report = simulate(&limited, &StopHandle::new(), |_| {});
+    assert_eq!(untimed(&report.games), untimed(&free.games));
+}
+
+#[test]
+fn the_time_limit_cuts_the_search_under_way() {
+    // Without the cut-off, 29 plies from this board take far longer than any test may wait: only the run's time
+    // limit can end the first move's search. An expired limit starts nothing.
+    let long = SimConfig {
+        start: Some(Tiles::from_hex("13222442a7b8c9d1").unwrap()),
+        time_limit: Some(Duration::from_millis(300)),
+        ..config(Profile::Tuned, 29, 2, 1)
+    };
+    let long = SimConfig {
+        settings: SearchSettings {
+            prob_cutoff: 0.0,
+            ..long.settings.clone()
+        },
+        ..long
+    };
+    let started = std::time::Instant::now();
+    let report = simulate(&long, &StopHandle::new(), |_| {});
+    // A generous bound for a loaded machine: the point is that it ends at all (uncut, it runs for hours).
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    assert_eq!(report.games.len(), 1);
+    assert!(!report.games[0].finished);
+    assert_eq!(report.games[0].moves, 0);
+    let expired = SimConfig {
+        time_limit: Some(Duration::ZERO),
+        ..long
+    };
+    assert!(simulate(&expired, &StopHandle::new(), |_| {}).games.is_empty());
 }
 
 /// A hand-made record (only the fields the summary reads matter).

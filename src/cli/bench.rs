@@ -8,9 +8,9 @@ use anyhow::Context;
 use clap::Args;
 
 use super::{parse_board, OneSearchArgs, SearchArgs};
-use advisor2048::engine::rng::{derive_seed, Rng};
-use advisor2048::engine::{Board, Tiles};
+use advisor2048::engine::Tiles;
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
+use advisor2048::sim::{simulate, SimConfig};
 
 /// The fixed positions: hex boards, one per line, from seeded self-play (early, middle and late game).
 pub const POSITIONS: &str = include_str!("../../benches/positions.txt");
@@ -117,8 +117,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `n` positions from seeded self-play games (tuned profile, depth 3), spread evenly over each game.
-fn generate(n: usize, seed: u64) -> Vec<Board> {
+/// `n` positions from seeded self-play games (tuned profile, depth 3, the library's game loop), spread evenly over
+/// each game.
+fn generate(n: usize, seed: u64) -> Vec<Tiles> {
     let games = 3;
     let per_game = n.div_ceil(games);
     let settings = SearchSettings {
@@ -126,19 +127,15 @@ fn generate(n: usize, seed: u64) -> Vec<Board> {
         ..Profile::Tuned.settings()
     };
     let evaluator = advisor2048::eval::AnyEvaluator::Tuned(advisor2048::eval::TunedEvaluator::default());
+    let config = SimConfig {
+        trace: true,
+        ..SimConfig::new(games as u64, seed, settings, evaluator)
+    };
+    let report = simulate(&config, &StopHandle::new(), |_| {});
     let mut out = Vec::new();
-    for g in 0..games as u64 {
-        let mut rng = Rng::new(derive_seed(seed, g));
-        let mut board = Board::new_game(&mut rng);
-        let mut history = vec![board];
-        loop {
-            let outcome = search(&Tiles::from(board), &evaluator, &settings, &StopHandle::new());
-            let Some(dir) = outcome.best else { break };
-            let Ok(Some(moved)) = board.play(dir) else { break };
-            let Some(next) = moved.board.spawn(&mut rng) else { break };
-            board = next;
-            history.push(board);
-        }
+    for game in &report.games {
+        let mut history: Vec<Tiles> = game.trace.iter().flatten().map(|step| step.board).collect();
+        history.push(game.final_board);
         for k in 0..per_game {
             out.push(history[k * (history.len() - 1) / per_game.max(1)]);
         }

@@ -33,6 +33,12 @@ pub struct SimulateArgs {
     /// End each game after this many moves.
     #[arg(long)]
     pub max_moves: Option<u64>,
+    /// Stop the run after this many moves over all games (the games cut are reported unfinished).
+    #[arg(long)]
+    pub total_moves: Option<u64>,
+    /// Stop the run after this many seconds, cutting the search under way (the games cut are reported unfinished).
+    #[arg(long)]
+    pub max_seconds: Option<f64>,
     /// Start every game from this board (16 hex digits of exponents, or rows as JSON: [[0,2,4,8],...]) instead of
     /// a new game.
     #[arg(long)]
@@ -61,11 +67,18 @@ impl SimulateArgs {
             Some(t) => t,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
+        let time_limit = match self.max_seconds {
+            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s.min(1e9))),
+            Some(s) => bail!("--max-seconds must be a positive number, found {s}"),
+            None => None,
+        };
         Ok(SimConfig {
             games: self.games,
             seed: self.seed,
             start: self.board.as_deref().map(parse_board).transpose()?,
             max_moves: self.max_moves,
+            total_moves: self.total_moves,
+            time_limit,
             settings,
             evaluator,
             threads,

@@ -164,7 +164,11 @@ fn search_with<E: Evaluator>(tiles: &Tiles, eval: &E, settings: &SearchSettings,
         // A learned value is the value of a board right after a move: leaves must be such boards (odd plies).
         target += 1;
     }
-    let deadline = settings.time_budget.map(|b| start + b);
+    let budget_end = settings.time_budget.map(|b| start + b);
+    let deadline = match (budget_end, settings.stop_at) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let roots: [Option<(Tiles, u64)>; 4] = Direction::ALL.map(|d| tiles.play(d));
     let rewards = roots.map(|r| r.map(|(_, reward)| reward));
     let spawn_layers = u64::from(target / 2);
@@ -191,7 +195,7 @@ fn search_with<E: Evaluator>(tiles: &Tiles, eval: &E, settings: &SearchSettings,
         return outcome;
     }
 
-    let plan: Vec<u32> = match deadline {
+    let plan: Vec<u32> = match budget_end {
         Some(_) => (1..target).step_by(2).chain(std::iter::once(target)).collect(),
         None => vec![target],
     };

@@ -191,6 +191,10 @@ pub struct SearchSettings {
     pub time_budget: Option<Duration>,
     /// Stop after about this many nodes (tests bound searches by nodes, never by time).
     pub node_limit: Option<u64>,
+    /// A hard deadline (for example the end of a self-play run's wall-clock limit): the search is cut there and
+    /// returns its deepest completed iteration. Unlike `time_budget` it does not make the search deepen
+    /// iteratively, so a search that ends before it is the same as one without it.
+    pub stop_at: Option<std::time::Instant>,
     /// Transposition table size as log2 of the entry count; `None` disables the table.
     pub tt_bits: Option<u8>,
     /// Threads searching the root moves in parallel (the result does not depend on it).
@@ -211,6 +215,7 @@ impl Default for SearchSettings {
             seed: 0,
             time_budget: None,
             node_limit: None,
+            stop_at: None,
             tt_bits: Some(DEFAULT_TT_BITS),
             threads: 1,
         }

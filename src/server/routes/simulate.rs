@@ -5,9 +5,6 @@
 //! whole request stops at `--max-sim-moves` moves over all its games or after `--max-sim-seconds`, and the games cut
 //! short are returned marked `finished: false`.
 
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
-
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
@@ -17,12 +14,12 @@ use serde_json::Value;
 
 use super::JsonBody;
 use crate::engine::Tiles;
-use crate::search::{SearchSettings, StopHandle};
+use crate::search::SearchSettings;
 use crate::server::dto::{self, Problems, Weights};
 use crate::server::error::ApiError;
 use crate::server::limits::start_search;
 use crate::server::AppState;
-use crate::sim::{simulate_with_progress, Progress, SimConfig, SimReport};
+use crate::sim::{simulate, SimConfig, SimReport};
 
 /// A validated `/simulate` request.
 struct SimRequest {
@@ -81,12 +78,13 @@ fn read_request(state: &AppState, body: &Value) -> Result<SimRequest, ApiError> 
         dto::check_network(map, s.evaluator, state.network.is_some(), &mut problems);
     }
     let (mut settings, weights) = problems.finish(search)?;
-    // A move's search is bounded by depth unless the request asks for a budget (clamped to the per-move maximum):
-    // then the same seed and settings give the same games. The whole run is bounded by the wall-clock limit.
-    settings.time_budget = map
-        .get("time_budget_ms")
-        .and_then(Value::as_u64)
-        .map(|ms| Duration::from_millis(ms).min(config.sim_move_budget));
+    // A move's search is bounded by depth unless the request asks for a budget (read and clamped like
+    // /best-move's, then to the per-move maximum): then the same seed and settings give the same games. The whole
+    // run is bounded by the simulation's own move and wall-clock limits.
+    settings.time_budget = settings
+        .time_budget
+        .filter(|_| map.contains_key("time_budget_ms"))
+        .map(|budget| budget.min(config.sim_move_budget));
     Ok(SimRequest {
         start,
         games,
@@ -103,23 +101,6 @@ fn wants_ndjson(headers: &HeaderMap) -> bool {
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.split(',').any(|t| t.trim().starts_with("application/x-ndjson")))
-}
-
-/// Trips `stop` when the run has lasted `limit` or played `max_moves` moves over all its games, unless the returned
-/// sender is dropped first (the run ended). Checks every 10 ms.
-fn watch(limit: Duration, max_moves: u64, progress: Arc<Progress>, stop: &StopHandle) -> mpsc::Sender<()> {
-    let (done, wait) = mpsc::channel::<()>();
-    let stop = stop.clone();
-    let start = Instant::now();
-    std::thread::spawn(move || {
-        while let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(Duration::from_millis(10)) {
-            if start.elapsed() >= limit || progress.moves() >= max_moves {
-                stop.stop();
-                return;
-            }
-        }
-    });
-    done
 }
 
 pub async fn handle(
@@ -147,14 +128,14 @@ pub async fn handle(
             seed: request.seed,
             start: request.start,
             max_moves: request.max_moves,
+            total_moves: Some(move_limit),
+            time_limit: Some(limit),
             settings,
             evaluator,
             threads,
             trace: request.trace,
         };
-        let progress = Arc::new(Progress::new());
-        let _watch = watch(limit, move_limit, progress.clone(), stop);
-        let report = simulate_with_progress(&config, stop, &progress, |game| {
+        let report = simulate(&config, stop, |game| {
             if stream {
                 let mut line = serde_json::to_vec(game).unwrap_or_default();
                 line.push(b'\n');
