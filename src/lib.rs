@@ -1,16 +1,20 @@
 //! advisor2048: tells a 2048 player which way to move, and why.
 //!
 //! # Layout
+//! - [`names`]: the named enums' one definition (names, parsing, errors), used by every layer.
 //! - [`engine`]: the rules: bitboard, row tables, exact wide boards, formats, seeded RNG, the reference model.
 //! - [`eval`]: the evaluators (`classic`, `tuned`) behind one [`eval::Evaluator`] trait, with breakdowns.
 //! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
 //! - [`sim`]: deterministic self-play: seed and settings in, game records and summary statistics out.
+//! - [`answer`]: the best-move and evaluate answers, shared by the HTTP API and the command line.
 //! - [`server`]: the axum HTTP service, a thin layer over the above.
 //!
 //! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
 
+pub mod answer;
 pub mod engine;
 pub mod eval;
+pub mod names;
 pub mod search;
 pub mod server;
 pub mod sim;

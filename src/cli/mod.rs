@@ -13,11 +13,11 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use advisor2048::answer::{BestMoveResponse, EvaluateResponse};
 use advisor2048::engine::{Tiles, MAX_TILE};
 use advisor2048::eval::{Evaluator, EvaluatorKind, Network};
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle, MAX_DEPTH};
 use advisor2048::server::cors::CorsOrigins;
-use advisor2048::server::dto::{best_move_response, evaluate_response};
 use advisor2048::server::{self, AppState, ServerConfig, DEFAULT_LISTEN};
 
 /// advisor2048: tells a 2048 player which way to move, and why.
@@ -482,7 +482,7 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
     let (settings, evaluator) = args.search.settings()?;
     let settings = args.one.apply(settings);
     let outcome = search(&tiles, &evaluator, &settings, &StopHandle::new());
-    let response = best_move_response(&tiles, &outcome, &evaluator, &settings);
+    let response = BestMoveResponse::new(&tiles, &outcome, &evaluator, &settings);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);
         return Ok(ExitCode::SUCCESS);
@@ -518,7 +518,7 @@ fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
     let tiles = parse_board(&args.board)?;
     let network = args.network.load_for(args.evaluator)?;
     let evaluator = args.evaluator.with_network(network.as_ref(), &args.weights)?;
-    let response = evaluate_response(&tiles, &evaluator);
+    let response = EvaluateResponse::new(&tiles, &evaluator);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);
         return Ok(ExitCode::SUCCESS);

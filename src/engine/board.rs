@@ -1,61 +1,26 @@
 //! [`Board`], the fast bitboard, and [`Direction`].
 
 use std::fmt;
-use std::str::FromStr;
 
 use super::tables::{entry_reward, entry_row, tables, RowTable, OVERFLOW};
+use crate::names::named_enum;
 
-/// A move direction. The order of [`Direction::ALL`] (up, down, left, right) is the order used everywhere:
-/// in responses, and to break ties between equally good moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Direction {
-    Up,
-    Down,
-    Left,
-    Right,
+named_enum! {
+    /// A move direction. The order of [`Direction::ALL`] (up, down, left, right) is the order used everywhere:
+    /// in responses, and to break ties between equally good moves.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Direction: "a direction" {
+        Up = "up",
+        Down = "down",
+        Left = "left",
+        Right = "right",
+    }
 }
 
 impl Direction {
-    /// All four directions in the canonical order.
-    pub const ALL: [Direction; 4] = [Direction::Up, Direction::Down, Direction::Left, Direction::Right];
-
-    /// The lowercase wire name: `up`, `down`, `left` or `right`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-            Direction::Left => "left",
-            Direction::Right => "right",
-        }
-    }
-
     /// Position in [`Direction::ALL`].
     pub fn index(self) -> usize {
         self as usize
-    }
-}
-
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The error of parsing a [`Direction`] from a string.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a direction (up, down, left or right)")]
-pub struct ParseDirectionError(pub String);
-
-impl FromStr for Direction {
-    type Err = ParseDirectionError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "up" => Ok(Direction::Up),
-            "down" => Ok(Direction::Down),
-            "left" => Ok(Direction::Left),
-            "right" => Ok(Direction::Right),
-            _ => Err(ParseDirectionError(s.to_owned())),
-        }
     }
 }
 

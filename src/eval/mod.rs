@@ -14,11 +14,10 @@ pub mod classic;
 pub mod ntuple;
 pub mod tuned;
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::engine::{Board, Tiles};
+use crate::names::named_enum;
 
 pub use classic::{ClassicEvaluator, ClassicWeights};
 pub use ntuple::{NTupleEvaluator, Network};
@@ -45,8 +44,8 @@ pub trait Evaluator: Send + Sync {
     }
 }
 
-/// One term of a heuristic: `contribution = weight x raw`.
-#[derive(Clone, Debug, PartialEq)]
+/// One term of a heuristic: `contribution = weight x raw`. Serialized as it is on the wire.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Component {
     pub name: &'static str,
     pub raw: f64,
@@ -65,12 +64,13 @@ impl Component {
     }
 }
 
-/// The explanation of one evaluation: the components and their sum.
-#[derive(Clone, Debug, PartialEq)]
+/// The explanation of one evaluation: the components and their sum. Serialized as it is on the wire
+/// (`evaluator`, `total`, `components`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Breakdown {
     pub evaluator: &'static str,
-    pub components: Vec<Component>,
     pub total: f64,
+    pub components: Vec<Component>,
 }
 
 impl Breakdown {
@@ -135,26 +135,19 @@ pub(crate) fn apply_overrides(
     Ok(())
 }
 
-/// The evaluators by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EvaluatorKind {
-    Classic,
-    Tuned,
-    NTuple,
+named_enum! {
+    /// The evaluators by name.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum EvaluatorKind: "an evaluator" {
+        Classic = "classic",
+        Tuned = "tuned",
+        NTuple = "ntuple",
+    }
 }
 
 impl EvaluatorKind {
-    pub const ALL: [EvaluatorKind; 3] = [EvaluatorKind::Classic, EvaluatorKind::Tuned, EvaluatorKind::NTuple];
     /// The hand-written heuristics: the evaluators that need no loaded network and take weights by name.
     pub const HEURISTICS: [EvaluatorKind; 2] = [EvaluatorKind::Classic, EvaluatorKind::Tuned];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvaluatorKind::Classic => "classic",
-            EvaluatorKind::Tuned => "tuned",
-            EvaluatorKind::NTuple => "ntuple",
-        }
-    }
 
     /// The evaluator with its default weights (tables built once per process); [`WeightError::NoNetwork`] for
     /// `ntuple`, which needs a network ([`EvaluatorKind::with_network`]).
@@ -226,28 +219,8 @@ impl EvaluatorKind {
     }
 }
 
-impl fmt::Display for EvaluatorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The error of parsing an [`EvaluatorKind`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not an evaluator (classic, tuned or ntuple)")]
-pub struct ParseEvaluatorError(pub String);
-
-impl FromStr for EvaluatorKind {
-    type Err = ParseEvaluatorError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "classic" => Ok(EvaluatorKind::Classic),
-            "tuned" => Ok(EvaluatorKind::Tuned),
-            "ntuple" => Ok(EvaluatorKind::NTuple),
-            _ => Err(ParseEvaluatorError(s.to_owned())),
-        }
-    }
-}
+pub type ParseEvaluatorError = crate::names::ParseNameError;
 
 /// Any evaluator, dispatched by a `match` (one predictable branch) so the search can be monomorphised on it.
 #[derive(Clone, Debug)]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::engine::Tiles;
 use crate::eval::EvaluatorKind;
+use crate::names::named_enum;
 
 /// The deepest search, in plies, that `auto` can choose (16 distinct tiles: 2 x 14 + 1).
 pub const MAX_DEPTH: u32 = 29;
@@ -68,38 +69,40 @@ impl FromStr for Depth {
     }
 }
 
-/// The value of a move node with no legal move (game over inside the search).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Terminal {
-    /// 0, as the best-known public heuristic engine scores a lost board.
-    Zero,
-    /// h(board), as in the seed document's pseudo-code.
-    Heuristic,
+named_enum! {
+    /// The value of a move node with no legal move (game over inside the search).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Terminal: "a terminal value" {
+        /// 0, as the best-known public heuristic engine scores a lost board.
+        Zero = "zero",
+        /// h(board), as in the seed document's pseudo-code.
+        Heuristic = "heuristic",
+    }
 }
 
-/// Named defaults; every field can be overridden afterwards. A request that names no profile gets
-/// [`Profile::default_for`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    /// Evaluator `tuned`, reward weight 0, terminal 0, cut-off 0.0001, depth `auto`: the settings of the best-known
-    /// public heuristic expectimax engine, so values can be compared board by board.
-    Tuned,
-    /// Evaluator `classic`, reward weight 1 (seed 002 eq. 3: merge score plus heuristic), terminal h(board),
-    /// cut-off 0.0001, depth 4 plies.
-    Classic,
-    /// Evaluator `ntuple` (the loaded network), reward weight 1 (the network predicts the score still to come
-    /// after a move, so the rewards along the path count), terminal 0, cut-off 0.0001, depth
-    /// [`LEARNED_DEFAULT_DEPTH`] plies. Leaves are boards right after a move: an even depth is searched one ply
-    /// deeper.
-    Learned,
+named_enum! {
+    /// Named defaults; every field can be overridden afterwards. A request that names no profile gets
+    /// [`Profile::default_for`].
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Profile: "a profile" {
+        /// Evaluator `tuned`, reward weight 0, terminal 0, cut-off 0.0001, depth `auto`: the settings of the
+        /// best-known public heuristic expectimax engine, so values can be compared board by board.
+        Tuned = "tuned",
+        /// Evaluator `classic`, reward weight 1 (seed 002 eq. 3: merge score plus heuristic), terminal h(board),
+        /// cut-off 0.0001, depth 4 plies.
+        Classic = "classic",
+        /// Evaluator `ntuple` (the loaded network), reward weight 1 (the network predicts the score still to come
+        /// after a move, so the rewards along the path count), terminal 0, cut-off 0.0001, depth
+        /// [`LEARNED_DEFAULT_DEPTH`] plies. Leaves are boards right after a move: an even depth is searched one
+        /// ply deeper.
+        Learned = "learned",
+    }
 }
 
 /// The default depth of the `learned` profile, in plies (1 = greedy over the four after-move boards).
 pub const LEARNED_DEFAULT_DEPTH: u32 = 3;
 
 impl Profile {
-    pub const ALL: [Profile; 3] = [Profile::Tuned, Profile::Classic, Profile::Learned];
-
     /// The profile of a request or command that names none: `learned` when a network is loaded (at its default
     /// settings it plays far stronger than `tuned` in the same time per move: docs/strength.md), else `tuned`.
     pub fn default_for(network_loaded: bool) -> Profile {
@@ -107,14 +110,6 @@ impl Profile {
             Profile::Learned
         } else {
             Profile::Tuned
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Tuned => "tuned",
-            Profile::Classic => "classic",
-            Profile::Learned => "learned",
         }
     }
 
@@ -142,28 +137,8 @@ impl Profile {
     }
 }
 
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The error of parsing a [`Profile`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a profile (tuned, classic or learned)")]
-pub struct ParseProfileError(pub String);
-
-impl FromStr for Profile {
-    type Err = ParseProfileError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tuned" => Ok(Profile::Tuned),
-            "classic" => Ok(Profile::Classic),
-            "learned" => Ok(Profile::Learned),
-            _ => Err(ParseProfileError(s.to_owned())),
-        }
-    }
-}
+pub type ParseProfileError = crate::names::ParseNameError;
 
 /// Default transposition table size: 2^17 entries (3 MiB) per searching thread, reused between searches. Larger
 /// tables find few more hits and cost more in cache misses than they save (see the README's speed section).

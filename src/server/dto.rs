@@ -1,19 +1,15 @@
-//! Wire types: requests are read from a `serde_json::Value` field by field so that **every** problem is reported
-//! with its JSON pointer (serde's derive stops at the first); responses are plain `Serialize` structs.
+//! Requests: read from a `serde_json::Value` field by field so that **every** problem is reported with its JSON
+//! pointer (serde's derive stops at the first). The answers are the library's [`crate::answer`] types.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, FieldError};
-use crate::engine::{exponent_of, Direction, SavedCell, Tiles, MAX_TILE};
-use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind, Network, WeightError};
-use crate::search::{Depth, Profile, SearchOutcome, SearchSettings, Terminal};
-
-/// Board rows of tile values, top row first.
-pub type Rows = [[u32; 4]; 4];
+use crate::engine::{exponent_of, SavedCell, Tiles, MAX_TILE};
+use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};
+use crate::search::{Depth, Profile, SearchSettings, Terminal};
 
 /// Collects field problems while a request is read.
 #[derive(Default)]
@@ -422,13 +418,9 @@ pub fn read_search(
             Err(message) => problems.push("/reward_weight", format!("reward_weight {message}")),
         }
     }
-    match read_str(map, "terminal", problems) {
-        Some("zero") => s.terminal = Terminal::Zero,
-        Some("heuristic") => s.terminal = Terminal::Heuristic,
-        Some(other) => problems.push(
-            "/terminal",
-            format!("{other:?} is not a terminal value (zero or heuristic)"),
-        ),
+    match read_str(map, "terminal", problems).map(str::parse::<Terminal>) {
+        Some(Ok(t)) => s.terminal = t,
+        Some(Err(e)) => problems.push("/terminal", e.to_string()),
         None => {}
     }
     s.sample_cells = read_u64(map, "sample_cells", 1, 16, problems).map(|k| k as u32);
@@ -482,177 +474,4 @@ pub fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mu
         }
     }
     (problems.0.len() == before).then_some(overrides)
-}
-
-/// One component of a breakdown.
-#[derive(Serialize, Clone, Debug)]
-pub struct ComponentDto {
-    pub name: &'static str,
-    pub raw: f64,
-    pub weight: f64,
-    pub contribution: f64,
-}
-
-/// An evaluator's breakdown of one board.
-#[derive(Serialize, Clone, Debug)]
-pub struct BreakdownDto {
-    pub evaluator: &'static str,
-    pub total: f64,
-    pub components: Vec<ComponentDto>,
-}
-
-impl From<&Breakdown> for BreakdownDto {
-    fn from(b: &Breakdown) -> Self {
-        BreakdownDto {
-            evaluator: b.evaluator,
-            total: b.total,
-            components: b
-                .components
-                .iter()
-                .map(|c| ComponentDto {
-                    name: c.name,
-                    raw: c.raw,
-                    weight: c.weight,
-                    contribution: c.contribution,
-                })
-                .collect(),
-        }
-    }
-}
-
-/// One direction in a `/best-move` answer.
-#[derive(Serialize, Clone, Debug)]
-pub struct MoveDto {
-    pub direction: &'static str,
-    pub legal: bool,
-    /// Expectimax value; null when illegal (or when no search iteration completed).
-    pub value: Option<f64>,
-    pub reward: Option<u64>,
-    /// The board after the move, before any spawn; null when illegal.
-    pub board: Option<Rows>,
-    pub heuristic: Option<BreakdownDto>,
-    /// With a learned evaluator (`ntuple`), whose components are tuple weights no person can read: the `tuned`
-    /// heuristic's breakdown of the same board (monotonicity, merges, empty cells, ...), so the advice still shows
-    /// why. Absent with the hand-written evaluators.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tuned_heuristic: Option<BreakdownDto>,
-}
-
-/// How the search went.
-#[derive(Serialize, Clone, Debug)]
-pub struct SearchDto {
-    pub profile: &'static str,
-    pub evaluator: &'static str,
-    /// Plies of the deepest completed iteration.
-    pub depth: u32,
-    /// Plies asked for (`auto` resolved).
-    pub target_depth: u32,
-    pub nodes: u64,
-    pub tt_hits: u64,
-    pub elapsed_ms: f64,
-    pub truncated: bool,
-}
-
-/// The `/best-move` answer.
-#[derive(Serialize, Clone, Debug)]
-pub struct BestMoveResponse {
-    pub direction: Option<&'static str>,
-    pub game_over: bool,
-    /// The board searched, as rows.
-    pub board: Rows,
-    pub moves: Vec<MoveDto>,
-    pub search: SearchDto,
-}
-
-/// Builds the `/best-move` answer (also printed by `advisor2048 best-move --json`).
-pub fn best_move_response(
-    tiles: &Tiles,
-    outcome: &SearchOutcome,
-    evaluator: &AnyEvaluator,
-    settings: &SearchSettings,
-) -> BestMoveResponse {
-    let moves = Direction::ALL
-        .into_iter()
-        .map(|d| {
-            let after = tiles.play(d);
-            MoveDto {
-                direction: d.as_str(),
-                legal: after.is_some(),
-                value: outcome.values[d.index()],
-                reward: after.map(|(_, r)| r),
-                board: after.map(|(t, _)| t.to_rows()),
-                heuristic: after.map(|(t, _)| BreakdownDto::from(&evaluator.breakdown(&t))),
-                tuned_heuristic: after.and_then(|(t, _)| readable_breakdown(evaluator, &t)),
-            }
-        })
-        .collect();
-    BestMoveResponse {
-        direction: outcome.best.map(Direction::as_str),
-        game_over: outcome.game_over(),
-        board: tiles.to_rows(),
-        moves,
-        search: SearchDto {
-            profile: settings.profile.as_str(),
-            evaluator: evaluator.name(),
-            depth: outcome.stats.depth,
-            target_depth: outcome.stats.target_depth,
-            nodes: outcome.stats.nodes,
-            tt_hits: outcome.stats.tt_hits,
-            elapsed_ms: outcome.stats.elapsed.as_secs_f64() * 1e3,
-            truncated: outcome.stats.truncated,
-        },
-    }
-}
-
-/// The `tuned` heuristic's breakdown of `tiles` when `evaluator` is a learned network (see
-/// [`MoveDto::tuned_heuristic`]).
-fn readable_breakdown(evaluator: &AnyEvaluator, tiles: &Tiles) -> Option<BreakdownDto> {
-    if !matches!(evaluator, AnyEvaluator::NTuple(_)) {
-        return None;
-    }
-    let tuned = EvaluatorKind::Tuned.default_evaluator().ok()?;
-    Some(BreakdownDto::from(&tuned.breakdown(tiles)))
-}
-
-/// A legal move in an `/evaluate` answer.
-#[derive(Serialize, Clone, Debug)]
-pub struct AfterMoveDto {
-    pub direction: &'static str,
-    pub board: Rows,
-    pub reward: u64,
-    pub heuristic: BreakdownDto,
-}
-
-/// The `/evaluate` answer.
-#[derive(Serialize, Clone, Debug)]
-pub struct EvaluateResponse {
-    pub evaluator: &'static str,
-    pub board: Rows,
-    pub total: f64,
-    pub components: Vec<ComponentDto>,
-    pub after_moves: Vec<AfterMoveDto>,
-}
-
-/// Builds the `/evaluate` answer (also printed by `advisor2048 evaluate --json`).
-pub fn evaluate_response(tiles: &Tiles, evaluator: &AnyEvaluator) -> EvaluateResponse {
-    let own = BreakdownDto::from(&evaluator.breakdown(tiles));
-    let after_moves = Direction::ALL
-        .into_iter()
-        .filter_map(|d| {
-            let (t, reward) = tiles.play(d)?;
-            Some(AfterMoveDto {
-                direction: d.as_str(),
-                board: t.to_rows(),
-                reward,
-                heuristic: BreakdownDto::from(&evaluator.breakdown(&t)),
-            })
-        })
-        .collect();
-    EvaluateResponse {
-        evaluator: evaluator.name(),
-        board: tiles.to_rows(),
-        total: own.total,
-        components: own.components,
-        after_moves,
-    }
 }

@@ -4,8 +4,9 @@ use axum::extract::State;
 use axum::Json;
 
 use super::JsonBody;
+use crate::answer::BestMoveResponse;
 use crate::search::search;
-use crate::server::dto::{self, best_move_response, BestMoveResponse, Problems};
+use crate::server::dto::{self, Problems};
 use crate::server::error::ApiError;
 use crate::server::limits::run_search;
 use crate::server::AppState;
@@ -43,7 +44,7 @@ pub async fn handle(
             });
         }
         tracing::debug!(nodes = outcome.stats.nodes, depth = outcome.stats.depth, "search done");
-        Ok(best_move_response(&tiles, &outcome, &evaluator, &settings))
+        Ok(BestMoveResponse::new(&tiles, &outcome, &evaluator, &settings))
     })
     .await??;
     Ok(Json(answer))

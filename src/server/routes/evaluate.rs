@@ -4,8 +4,9 @@ use axum::extract::State;
 use axum::Json;
 
 use super::JsonBody;
+use crate::answer::EvaluateResponse;
 use crate::eval::EvaluatorKind;
-use crate::server::dto::{self, evaluate_response, EvaluateResponse, Problems};
+use crate::server::dto::{self, Problems};
 use crate::server::error::ApiError;
 use crate::server::AppState;
 
@@ -47,7 +48,7 @@ pub async fn handle(
     // Custom weights build a table (milliseconds of CPU): keep that off the async workers.
     let answer = tokio::task::spawn_blocking(move || {
         let evaluator = dto::build_evaluator(kind, &weights, state.network.as_ref())?;
-        Ok::<_, ApiError>(evaluate_response(&tiles, &evaluator))
+        Ok::<_, ApiError>(EvaluateResponse::new(&tiles, &evaluator))
     })
     .await
     .map_err(|e| ApiError::Internal(format!("evaluate task failed: {e}")))??;
