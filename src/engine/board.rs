@@ -1,28 +1,9 @@
-//! [`Board`], the fast bitboard, and [`Direction`].
+//! [`Board`], the fast bitboard, moved through the row tables.
 
 use std::fmt;
 
+use super::rules::Direction;
 use super::tables::{entry_reward, entry_row, tables, RowTable, OVERFLOW};
-use crate::names::named_enum;
-
-named_enum! {
-    /// A move direction. The order of [`Direction::ALL`] (up, down, left, right) is the order used everywhere:
-    /// in responses, and to break ties between equally good moves.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub enum Direction: "a direction" {
-        Up = "up",
-        Down = "down",
-        Left = "left",
-        Right = "right",
-    }
-}
-
-impl Direction {
-    /// Position in [`Direction::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// A 4x4 board packed in a `u64`: one 4-bit exponent per cell (0 = empty, k = the tile 2^k, so at most 32768).
 ///

@@ -7,7 +7,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::board::Board;
-use super::tiles::{Tiles, MAX_EXPONENT, MAX_TILE};
+use super::rules::{MAX_EXPONENT, MAX_SUM, MAX_TILE};
+use super::tiles::Tiles;
 
 /// A board that could not be parsed: where (a JSON-pointer style path inside the board, `""` for the whole
 /// board, e.g. `/2/3` for row 2, column 3) and why.
@@ -101,10 +102,6 @@ fn err(path: impl Into<String>, kind: BoardErrorKind) -> BoardError {
         kind,
     }
 }
-
-/// The largest tile sum a 4x4 game can reach: 131072 + 65536 + ... + 8 + 4 + 4 = 2^18 - 4. Rejecting larger sums
-/// keeps every move of a parsed board within 131072 (a 262144 tile would need a sum of 2^18).
-pub const MAX_SUM: u64 = (1 << 18) - 4;
 
 fn reachable(tiles: Tiles) -> Result<Tiles, BoardError> {
     let sum = tiles.tile_sum();

@@ -8,15 +8,22 @@
 //!
 //! Nothing in here knows about search, HTTP or logging.
 
+//!
+//! Layers, bottom up, each importing only those below it: [`rng`] and `rules` (directions, tile limits, the line
+//! slide) -> `tables` (row tables built from the slide) -> `board` ([`Board`]) -> `tiles` ([`Tiles`]) -> `format`
+//! (text and JSON forms). [`reference`](mod@reference) stands apart: it imports only `rules`.
+
 mod board;
 mod format;
 pub mod reference;
 pub mod rng;
+mod rules;
 mod tables;
 mod tiles;
 
-pub use board::{Board, Direction, Moved, TileOverflow};
-pub use format::{exponent_of, BoardError, BoardErrorKind, SavedCell, MAX_SUM};
+pub use board::{Board, Moved, TileOverflow};
+pub use format::{exponent_of, BoardError, BoardErrorKind, SavedCell};
+pub use rules::{Direction, MAX_EXPONENT, MAX_SUM, MAX_TILE};
 pub(crate) use tables::OVERFLOW as OVERFLOW_FLAG;
 pub use tables::{row_left_reference, row_right_reference, zeroed, RowTable};
-pub use tiles::{Tiles, MAX_EXPONENT, MAX_TILE};
+pub use tiles::Tiles;

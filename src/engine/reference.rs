@@ -2,7 +2,7 @@
 //! be obviously correct rather than fast. Tests use it as the oracle for the bitboard engine; the seed document's
 //! worked examples (2x2 boards) run on it. Any n from 2 to 6 (and beyond) works.
 
-use super::Direction;
+use super::rules::Direction;
 
 /// A board of tile values, rows top first, 0 = empty.
 pub type Grid = Vec<Vec<u32>>;

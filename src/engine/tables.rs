@@ -93,7 +93,7 @@ fn reverse(c: [u8; 4]) -> [u8; 4] {
 /// [`OVERFLOW`] set when a merge would create a tile above 2^15. Exponents of the result are then clamped at 15
 /// (the entry must not be used; the flag says so).
 fn slide_left(cells: [u8; 4]) -> ([u8; 4], u32) {
-    let (out, reward) = super::tiles::slide_line(cells);
+    let (out, reward) = super::rules::slide_line(cells);
     let mut packed = [0u8; 4];
     let mut flag = 0;
     for (p, &e) in packed.iter_mut().zip(out.iter()) {
@@ -108,20 +108,20 @@ fn slide_left(cells: [u8; 4]) -> ([u8; 4], u32) {
 /// The row after moving left, computed by the plain reference model (tile values, not exponents).
 /// `None` when the result holds a tile that has no 4-bit nibble (65536).
 pub fn row_left_reference(row: u16) -> Option<(u16, u64)> {
-    row_reference(row, super::Direction::Left)
+    row_reference(row, super::rules::Direction::Left)
 }
 
 /// The row after moving right, computed by the plain reference model. `None` as for [`row_left_reference`].
 pub fn row_right_reference(row: u16) -> Option<(u16, u64)> {
-    row_reference(row, super::Direction::Right)
+    row_reference(row, super::rules::Direction::Right)
 }
 
-fn row_reference(row: u16, dir: super::Direction) -> Option<(u16, u64)> {
+fn row_reference(row: u16, dir: super::rules::Direction) -> Option<(u16, u64)> {
     let values: Vec<u32> = unpack(row)
         .iter()
         .map(|&e| if e == 0 { 0 } else { 1u32 << e })
         .collect();
-    let (moved, reward) = super::reference::move_line(&values, dir == super::Direction::Left);
+    let (moved, reward) = super::reference::move_line(&values, dir == super::rules::Direction::Left);
     let mut cells = [0u8; 4];
     for (c, v) in cells.iter_mut().zip(moved) {
         let e = if v == 0 { 0 } else { v.trailing_zeros() as u8 };

@@ -1,12 +1,8 @@
 //! [`Tiles`]: the exact 4x4 board for every legal tile, including 65536 and 131072.
 
-use super::board::{Board, Direction};
+use super::board::Board;
 use super::rng::Rng;
-
-/// Largest exponent a 4x4 board can hold: 2^17 = 131072 (16 cells can never sum to more than 2^18 - 4).
-pub const MAX_EXPONENT: u8 = 17;
-/// Largest tile value a 4x4 board can hold.
-pub const MAX_TILE: u32 = 1 << MAX_EXPONENT;
+use super::rules::{slide_line, Direction, MAX_EXPONENT, MAX_SUM};
 
 /// A 4x4 board as 16 exponents in row-major order (top-left first; 0 = empty, k = tile 2^k, k <= 17).
 ///
@@ -28,10 +24,10 @@ pub struct Tiles(pub(crate) [u8; 16]);
 
 impl Tiles {
     /// From 16 exponents (row-major); `None` if one is above [`MAX_EXPONENT`] or the tiles sum to more than a
-    /// 4x4 game can hold ([`MAX_SUM`](super::MAX_SUM)), which guarantees no move creates a tile above 131072.
+    /// 4x4 game can hold ([`MAX_SUM`]), which guarantees no move creates a tile above 131072.
     pub fn from_exponents(exponents: [u8; 16]) -> Option<Tiles> {
         let t = Tiles(exponents);
-        (exponents.iter().all(|&e| e <= MAX_EXPONENT) && t.tile_sum() <= super::format::MAX_SUM).then_some(t)
+        (exponents.iter().all(|&e| e <= MAX_EXPONENT) && t.tile_sum() <= MAX_SUM).then_some(t)
     }
 
     /// The 16 exponents, row-major.
@@ -135,26 +131,4 @@ fn line_indices(dir: Direction, line: usize) -> [usize; 4] {
         Direction::Up => [line, line + 4, line + 8, line + 12],
         Direction::Down => [line + 12, line + 8, line + 4, line],
     }
-}
-
-/// Moves a line of exponents toward index 0: tiles slide over empties, equal neighbours merge once, nearest the wall
-/// first. Returns the new line and the reward (the values of the merged tiles).
-pub(crate) fn slide_line(cells: [u8; 4]) -> ([u8; 4], u64) {
-    let mut out = [0u8; 4];
-    let mut n = 0;
-    let mut reward = 0u64;
-    // `open`: the last placed tile may still take a merge.
-    let mut open = false;
-    for e in cells.into_iter().filter(|&e| e != 0) {
-        if open && out[n - 1] == e {
-            out[n - 1] = e + 1;
-            reward += 1u64 << (e + 1);
-            open = false;
-        } else {
-            out[n] = e;
-            n += 1;
-            open = true;
-        }
-    }
-    (out, reward)
 }
