@@ -10,7 +10,7 @@ use advisor2048::engine::rng::Rng;
 use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
 use advisor2048::eval::ntuple::{Network, Shape};
 use advisor2048::server::ServerConfig;
-use common::{assert_matches_schema, TestServer, EXAMPLE};
+use common::{assert_matches_schema, cli, post, TestServer, EXAMPLE};
 use serde_json::{json, Value};
 
 /// A seeded random network (small tuples), saved as a weight file.
@@ -29,16 +29,6 @@ fn network_file(name: &str) -> (PathBuf, Arc<Network>, String) {
     (path, Arc::new(loaded), info.checksum().to_owned())
 }
 
-async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
-    let r = reqwest::Client::new()
-        .post(server.url(path))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
-}
-
 async fn healthz(server: &TestServer) -> Value {
     let health: Value = reqwest::get(server.url("/healthz"))
         .await
@@ -48,15 +38,6 @@ async fn healthz(server: &TestServer) -> Value {
         .unwrap();
     assert_matches_schema("Health", &health);
     health
-}
-
-fn cli(args: &[&str]) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[tokio::test]
