@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use advisor2048::server::ServerConfig;
 use common::binary::{BinaryServer, BIN};
 use common::raw::{post_json, RawConn};
-use common::{cli, post, TestServer, EXAMPLE};
+use common::{cli, healthz, post, TestServer, EXAMPLE};
 use serde_json::{json, Value};
 
 /// A search that runs until its time budget or a cancellation: 29 plies without the probability cut-off never
@@ -24,16 +24,9 @@ fn long_search(budget_ms: u64) -> String {
     format!(r#"{{"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": {budget_ms}}}"#)
 }
 
-/// `/healthz` of a running binary, over a fresh connection.
-async fn healthz(server: &BinaryServer) -> Value {
-    let r = reqwest::get(server.url("/healthz")).await.expect("/healthz answers");
-    assert_eq!(r.status(), 200);
-    r.json().await.expect("JSON")
-}
-
 async fn wait_until_running(server: &BinaryServer, n: u64) {
     let start = Instant::now();
-    while healthz(server).await["searches_running"] != n {
+    while healthz(&server.url("/healthz")).await["searches_running"] != n {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "searches_running never became {n}"

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use advisor2048::server::ServerConfig;
-use common::{assert_matches_schema, example, post, TestServer};
+use common::{assert_matches_schema, example, healthz, post, TestServer};
 use serde_json::{json, Value};
 
 fn values(body: &Value) -> Vec<Option<f64>> {
@@ -367,8 +367,9 @@ fn long_search() -> Value {
 }
 
 async fn running(server: &TestServer) -> u64 {
-    let r = reqwest::get(server.url("/healthz")).await.unwrap();
-    r.json::<Value>().await.unwrap()["searches_running"].as_u64().unwrap()
+    healthz(&server.url("/healthz")).await["searches_running"]
+        .as_u64()
+        .unwrap()
 }
 
 async fn wait_for_running(server: &TestServer, n: u64) -> Duration {
@@ -476,12 +477,7 @@ async fn queued_requests_wait_for_a_permit() {
     // All three wait in the queue, as /healthz and /metrics both say.
     let start = Instant::now();
     loop {
-        let health: Value = reqwest::get(server.url("/healthz"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let health = healthz(&server.url("/healthz")).await;
         if health["searches_queued"] == 3 {
             assert_eq!(health["searches_running"], 1);
             break;

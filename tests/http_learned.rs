@@ -10,7 +10,7 @@ use advisor2048::engine::rng::Rng;
 use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
 use advisor2048::eval::ntuple::{Network, Shape};
 use advisor2048::server::ServerConfig;
-use common::{assert_matches_schema, cli, post, TestServer, EXAMPLE};
+use common::{assert_matches_schema, cli, healthz, post, TestServer, EXAMPLE};
 use serde_json::{json, Value};
 
 /// A seeded random network (small tuples), saved as a weight file.
@@ -27,17 +27,6 @@ fn network_file(name: &str) -> (PathBuf, Arc<Network>, String) {
     file::save(&path, &net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     let (loaded, info, _) = file::load(&path).unwrap();
     (path, Arc::new(loaded), info.checksum().to_owned())
-}
-
-async fn healthz(server: &TestServer) -> Value {
-    let health: Value = reqwest::get(server.url("/healthz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_matches_schema("Health", &health);
-    health
 }
 
 #[tokio::test]
@@ -126,7 +115,7 @@ async fn learned_answers_equal_the_cli_and_match_the_spec() {
     assert_matches_schema("SimulateResponse", &body);
     assert_eq!(body["games"].as_array().unwrap().len(), 2);
 
-    let health = healthz(&server).await;
+    let health = healthz(&server.url("/healthz")).await;
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"]["checksum"], checksum.as_str());
     assert_eq!(health["network"]["shape"], "3x4, 1 stage");
@@ -178,7 +167,7 @@ async fn without_a_network_learned_is_a_422_that_says_how_to_load_one() {
             "{message}"
         );
     }
-    let health = healthz(&server).await;
+    let health = healthz(&server.url("/healthz")).await;
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"], Value::Null);
 }

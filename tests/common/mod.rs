@@ -152,6 +152,15 @@ pub async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) 
     (status, body)
 }
 
+/// `GET url` (a `/healthz`): it answers 200 with a body matching `Health`, which is returned.
+pub async fn healthz(url: &str) -> Value {
+    let r = reqwest::get(url).await.expect("/healthz answers");
+    assert_eq!(r.status(), 200);
+    let health: Value = r.json().await.expect("JSON");
+    assert_matches_schema("Health", &health);
+    health
+}
+
 /// Runs the release binary with `args` and parses what it prints as JSON (it must exit 0).
 pub fn cli(args: &[&str]) -> Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
