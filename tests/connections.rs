@@ -88,7 +88,7 @@ async fn stalled_connections_are_closed_by_their_timeouts_while_health_answers()
         silent.push(connect(&server).await);
         let mut c = connect(&server).await;
         let r = c.call(&request("GET", "/healthz", &[], b"")).await.unwrap();
-        assert_eq!(r.status, 200);
+        r.assert_documented("GET", "/healthz", 200);
         idle.push(c);
         let mut c = connect(&server).await;
         c.send(b"POST /best-move HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 64\r\n\r\n{")
@@ -148,7 +148,7 @@ async fn stalled_connections_are_closed_by_their_timeouts_while_health_answers()
     );
     for c in idle.iter_mut().take(EACH / 2) {
         let r = c.call(&request("GET", "/healthz", &[], b"")).await.unwrap();
-        assert_eq!(r.status, 200);
+        r.assert_documented("GET", "/healthz", 200);
     }
     for c in idle.iter_mut() {
         assert!(
@@ -216,7 +216,7 @@ async fn at_the_connection_cap_new_connections_are_closed_at_once_and_service_re
         .call(&post_json("/best-move", r#"{"board": "0000000000000112", "depth": 1}"#))
         .await
         .unwrap();
-    assert_eq!(r.status, 200);
+    r.assert_documented("POST", "/best-move", 200);
 }
 
 #[tokio::test]
@@ -235,7 +235,7 @@ async fn request_heads_beyond_the_limits_get_431_and_the_connection_closes() {
     let within: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), filler.as_str())).collect();
     let mut c = connect(&server).await;
     let r = c.call(&request("GET", "/healthz", &within, b"")).await.unwrap();
-    assert_eq!(r.status, 200);
+    r.assert_documented("GET", "/healthz", 200);
 
     let names: Vec<String> = (0..20).map(|i| format!("x-filler-{i}")).collect();
     let too_many: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
@@ -317,7 +317,7 @@ async fn shutdown_lets_searches_finish_within_the_grace_period_then_closes_every
     println!("serve returned {took:?} after the shutdown signal (grace {grace:?})");
     assert!(took < grace + Duration::from_secs(10), "{took:?}");
     for (name, r) in [("short", &short), ("long", &long)] {
-        assert_eq!(r.status, 200, "{name}: {}", String::from_utf8_lossy(&r.body));
+        r.assert_documented("POST", "/best-move", 200);
         assert_eq!(r.header("connection"), Some("close"), "{name}");
     }
     let elapsed = |r: &common::raw::RawResponse| r.json()["search"]["elapsed_ms"].as_f64().unwrap_or(f64::NAN);

@@ -5,24 +5,19 @@
 //! The files are parsed with serde_yaml, so a misspelt key or a wrong nesting fails here instead
 //! of in a cluster. Run `.ci/docker-check.sh` for the image itself.
 
+mod common;
+
+use advisor2048::server::{router, AppState, ServerConfig};
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use serde_yaml::Value;
+use tower::ServiceExt;
 
 const DEPLOYMENT: &str = include_str!("../deploy/k8s/deployment.yaml");
 const SERVICE: &str = include_str!("../deploy/k8s/service.yaml");
 const HPA: &str = include_str!("../deploy/k8s/hpa.yaml");
 const COMPOSE: &str = include_str!("../deploy/compose.yaml");
 const DOCKERFILE: &str = include_str!("../Dockerfile");
-
-/// Every route the service answers, as (method, path). Kept in step with the server's router.
-const ROUTES: &[(&str, &str)] = &[
-    ("GET", "/healthz"),
-    ("GET", "/metrics"),
-    ("GET", "/openapi.yaml"),
-    ("GET", "/"),
-    ("POST", "/best-move"),
-    ("POST", "/evaluate"),
-    ("POST", "/simulate"),
-];
 
 /// The port the image listens on (`ADVISOR_LISTEN=0.0.0.0:2048`, `EXPOSE 2048`).
 const CONTAINER_PORT: u64 = 2048;
@@ -131,18 +126,42 @@ fn quantity_parsers_read_kubernetes_units() {
     assert_eq!(bytes("4096"), 4096);
 }
 
-#[test]
-fn probes_are_http_gets_of_the_health_route_on_the_container_port() {
+/// `GET path` through the service's real router: the status and the body.
+async fn get_from_router(path: &str) -> (StatusCode, serde_json::Value) {
+    let response = router(AppState::new(ServerConfig::default()))
+        .oneshot(Request::get(path).body(Body::empty()).expect("a request"))
+        .await
+        .expect("the router answers");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .expect("a body");
+    (status, serde_json::from_slice(&bytes).unwrap_or_default())
+}
+
+#[tokio::test]
+async fn probes_are_http_gets_of_the_health_route_on_the_container_port() {
     let deployment = deployment();
     let container = container(&deployment);
     for probe in ["livenessProbe", "readinessProbe"] {
         let get = at("deployment.yaml", container, &format!("{probe}.httpGet"));
         let path = str_at("deployment.yaml", get, "path");
         assert_eq!(path, HEALTH_PATH, "{probe} checks the health route");
-        assert!(
-            ROUTES.contains(&("GET", path)),
-            "{probe} path {path} is a GET route the service serves"
+        // The route is the one openapi.yaml documents as the health check, and the real router answers it healthy.
+        let documented = &common::openapi()["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+            ["schema"]["$ref"];
+        assert_eq!(
+            documented, "#/components/schemas/Health",
+            "{probe} path {path} is documented in openapi.yaml as a GET answering Health"
         );
+        let (status, body) = get_from_router(path).await;
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "{probe} path {path}: the router answers {status}"
+        );
+        common::assert_matches_schema("Health", &body);
+        assert_eq!(body["status"], "ok", "{probe} path {path}: {body}");
         let port = resolve_port(container, at("deployment.yaml", get, "port"));
         assert_eq!(port, CONTAINER_PORT, "{probe} calls the port the service listens on");
     }

@@ -6,31 +6,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use advisor2048::server::ServerConfig;
-use common::{assert_matches_schema, example, TestServer};
+use common::{assert_matches_schema, example, healthz, post, TestServer};
 use serde_json::{json, Value};
-
-async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
-    let r = reqwest::Client::new()
-        .post(server.url(path))
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let status = r.status().as_u16();
-    let content_type = r
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let body: Value = r.json().await.expect("JSON body");
-    if status >= 400 {
-        assert_eq!(content_type, "application/problem+json", "{body}");
-        assert_matches_schema("Problem", &body);
-        assert_eq!(body["status"], status);
-    }
-    (status, body)
-}
 
 fn values(body: &Value) -> Vec<Option<f64>> {
     body["moves"]
@@ -39,6 +16,13 @@ fn values(body: &Value) -> Vec<Option<f64>> {
         .iter()
         .map(|m| m["value"].as_f64())
         .collect()
+}
+
+/// A game record without the time it took (the only field that may differ between two runs of the same game).
+fn untimed(game: &Value) -> Value {
+    let mut game = game.clone();
+    game.as_object_mut().expect("a game record").remove("elapsed_ms");
+    game
 }
 
 fn round(x: Option<f64>, places: i32) -> Option<f64> {
@@ -89,7 +73,7 @@ async fn best_move_golden_in_every_board_format() {
     // Tuned profile, hex board: the early-game board moves up.
     let (status, body) = post(&server, "/best-move", json!({"board": "0000000000000112", "depth": 3})).await;
     assert_eq!(status, 200);
-    assert_matches_schema("BestMoveResponse", &body);
+    assert_eq!(body["direction"], "up", "{body}");
     assert_eq!(body["moves"][1]["legal"], false);
     assert_eq!(body["moves"][1]["value"], Value::Null);
     assert_eq!(body["moves"][1]["board"], Value::Null);
@@ -383,8 +367,9 @@ fn long_search() -> Value {
 }
 
 async fn running(server: &TestServer) -> u64 {
-    let r = reqwest::get(server.url("/healthz")).await.unwrap();
-    r.json::<Value>().await.unwrap()["searches_running"].as_u64().unwrap()
+    healthz(&server.url("/healthz")).await["searches_running"]
+        .as_u64()
+        .unwrap()
 }
 
 async fn wait_for_running(server: &TestServer, n: u64) -> Duration {
@@ -424,11 +409,17 @@ async fn saturation_cancellation_and_health_while_busy() {
     let body: Value = r.json().await.unwrap();
     assert_matches_schema("Problem", &body);
 
-    // The async workers are free: /healthz answers while the search holds the core.
+    // The async workers are free: /healthz answers while the search holds its permit (for up to 20 s). The bound is
+    // generous (it answers in well under a millisecond); a /healthz that waited for the search would take 20 s.
     let start = Instant::now();
     let r = reqwest::get(server.url("/healthz")).await.unwrap();
     assert_eq!(r.status(), 200);
-    println!("healthz while saturated: {:?}", start.elapsed());
+    let took = start.elapsed();
+    println!("healthz while saturated: {took:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "/healthz waited {took:?} behind a search"
+    );
 
     // The client goes away: the drop guard stops the search and frees the permit long before its 20 s budget.
     first.abort();
@@ -439,29 +430,157 @@ async fn saturation_cancellation_and_health_while_busy() {
     assert_eq!(status, 200);
 }
 
+/// `GET /metrics`, parsed: series (name with labels, as written) to value.
+async fn metrics(server: &TestServer) -> std::collections::BTreeMap<String, f64> {
+    let r = reqwest::get(server.url("/metrics")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    r.text()
+        .await
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').expect("a series and its value");
+            (series.to_owned(), value.parse().expect("a number"))
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_requests_wait_for_a_permit() {
     let config = ServerConfig {
         max_searches: 1,
         max_queue: 4,
+        max_budget: Duration::from_secs(20),
         ..Default::default()
     };
     let server = TestServer::start(config).await;
+    // One search holds the only permit until its client goes away.
+    let url = server.url("/best-move");
+    let holder = tokio::spawn(async move { reqwest::Client::new().post(url).json(&long_search()).send().await });
+    wait_for_running(&server, 1).await;
     let mut tasks = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..3 {
         let url = server.url("/best-move");
         tasks.push(tokio::spawn(async move {
             let r = reqwest::Client::new()
                 .post(url)
                 .json(&json!({"board": common::example(), "depth": 5}))
                 .send()
-                .await;
-            r.unwrap().status().as_u16()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            let body: Value = r.json().await.unwrap();
+            (status, body)
         }));
     }
-    for t in tasks {
-        assert_eq!(t.await.unwrap(), 200);
+    // All three wait in the queue, as /healthz and /metrics both say.
+    let start = Instant::now();
+    loop {
+        let health = healthz(&server.url("/healthz")).await;
+        if health["searches_queued"] == 3 {
+            assert_eq!(health["searches_running"], 1);
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "never 3 queued: {health}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let m = metrics(&server).await;
+    assert_eq!(m["advisor2048_searches_queued"], 3.0);
+    assert_eq!(m["advisor2048_searches_running"], 1.0);
+    assert!(
+        tasks.iter().all(|t| !t.is_finished()),
+        "no queued request answered while the permit was held"
+    );
+    // The permit comes free: every queued request gets its turn and answers.
+    holder.abort();
+    for t in tasks {
+        let (status, body) = t.await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert_matches_schema("BestMoveResponse", &body);
+    }
+    let m = metrics(&server).await;
+    assert_eq!(m["advisor2048_searches_queued"], 0.0);
+    assert_eq!(m["advisor2048_searches_running"], 0.0);
+}
+
+/// Every series README documents for `/metrics` is there, and each one that counts moves by exactly what the requests
+/// did.
+#[tokio::test]
+async fn metrics_every_documented_series_moves_with_requests() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let before = metrics(&server).await;
+    for series in [
+        "advisor2048_request_duration_seconds_bucket{le=\"+Inf\"}",
+        "advisor2048_request_duration_seconds_sum",
+        "advisor2048_request_duration_seconds_count",
+        "advisor2048_searches_running",
+        "advisor2048_searches_queued",
+        "advisor2048_searches_total",
+        "advisor2048_nodes_searched_total",
+        "advisor2048_connections_open",
+        "advisor2048_connections_accepted_total",
+        "advisor2048_connections_refused_total",
+        "advisor2048_connections_timed_out_total{timeout=\"header\"}",
+        "advisor2048_connections_timed_out_total{timeout=\"idle\"}",
+        "advisor2048_connections_timed_out_total{timeout=\"body\"}",
+    ] {
+        assert!(before.contains_key(series), "{series} missing: {before:#?}");
+    }
+    let (status, answer) = post(
+        &server,
+        "/best-move",
+        json!({"board": example(), "profile": "classic", "depth": 3}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = post(&server, "/evaluate", json!({"board": example()})).await;
+    assert_eq!(status, 200);
+    let (status, _) = post(&server, "/evaluate", json!({"board": "bad"})).await;
+    assert_eq!(status, 422);
+    let after = metrics(&server).await;
+    let moved = |series: &str| after.get(series).copied().unwrap_or(0.0) - before.get(series).copied().unwrap_or(0.0);
+    let requests = |route: &str, method: &str, status: u16| {
+        moved(&format!(
+            "advisor2048_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}}"
+        ))
+    };
+    assert_eq!(requests("/best-move", "POST", 200), 1.0);
+    assert_eq!(requests("/evaluate", "POST", 200), 1.0);
+    assert_eq!(requests("/evaluate", "POST", 422), 1.0);
+    // The first scrape is counted once it has answered.
+    assert_eq!(requests("/metrics", "GET", 200), 1.0);
+    assert_eq!(moved("advisor2048_request_duration_seconds_count"), 4.0);
+    assert_eq!(moved("advisor2048_request_duration_seconds_bucket{le=\"+Inf\"}"), 4.0);
+    assert!(moved("advisor2048_request_duration_seconds_sum") > 0.0);
+    // Buckets are cumulative: each holds at least the one below, +Inf holds them all.
+    let mut buckets: Vec<(f64, f64)> = after
+        .iter()
+        .filter(|(k, _)| k.starts_with("advisor2048_request_duration_seconds_bucket"))
+        .map(|(k, v)| {
+            let le = k.split('"').nth(1).unwrap();
+            (
+                if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().unwrap()
+                },
+                *v,
+            )
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let buckets: Vec<f64> = buckets.into_iter().map(|(_, n)| n).collect();
+    assert!(
+        buckets.len() >= 2 && buckets.windows(2).all(|w| w[0] <= w[1]),
+        "{buckets:?}"
+    );
+    assert_eq!(moved("advisor2048_searches_total"), 1.0);
+    assert_eq!(
+        moved("advisor2048_nodes_searched_total"),
+        answer["search"]["nodes"].as_f64().unwrap()
+    );
+    assert!(moved("advisor2048_connections_accepted_total") >= 4.0);
 }
 
 #[tokio::test]
@@ -480,14 +599,17 @@ async fn simulate_json_and_ndjson_stream() {
             g["moves"].as_u64().unwrap()
         );
     }
-    // The same seed and settings give the same games.
+    // The same seed and settings give the same games: every field but the time taken.
     let (_, again) = post(&server, "/simulate", request).await;
-    for (a, b) in games.iter().zip(again["games"].as_array().unwrap()) {
-        assert_eq!(
-            (&a["seed"], &a["score"], &a["final_board"]),
-            (&b["seed"], &b["score"], &b["final_board"])
-        );
-    }
+    assert_eq!(
+        games.iter().map(untimed).collect::<Vec<_>>(),
+        again["games"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(untimed)
+            .collect::<Vec<_>>()
+    );
 
     let r = reqwest::Client::new()
         .post(server.url("/simulate"))
@@ -508,12 +630,20 @@ async fn simulate_json_and_ndjson_stream() {
         assert_matches_schema("GameRecord", game);
     }
     assert_matches_schema("Summary", &lines[4]["summary"]);
-    let mut seeds: Vec<_> = lines[..4].iter().map(|g| g["seed"].as_u64().unwrap()).collect();
-    seeds.sort();
-    let mut expected: Vec<_> = games.iter().map(|g| g["seed"].as_u64().unwrap()).collect();
-    expected.sort();
-    assert!(
-        expected.iter().all(|s| seeds.contains(s)),
+    // Four games of the same run seed begin with the same three games (the stream's order is the order they end in).
+    let mut streamed: Vec<Value> = lines[..4].iter().map(untimed).collect();
+    streamed.sort_by_key(|g| g["index"].as_u64());
+    let first_three: Vec<Value> = games
+        .iter()
+        .map(|g| {
+            let mut g = untimed(g);
+            g.as_object_mut().unwrap().remove("trace");
+            g
+        })
+        .collect();
+    assert_eq!(
+        streamed[..3],
+        first_three[..],
         "the first three games are the same games"
     );
 
@@ -559,20 +689,32 @@ async fn simulate_seed_is_one_field_with_one_problem() {
 #[tokio::test]
 async fn simulate_stops_at_the_moves_per_request_limit() {
     let config = ServerConfig {
-        max_sim_moves: 500,
+        max_sim_moves: 50,
         ..Default::default()
     };
     let server = TestServer::start(config).await;
-    let (status, body) = post(&server, "/simulate", json!({"games": 200, "seed": 3, "depth": 1})).await;
+    // One thread plays the games one after the other; a depth-5 game lasts thousands of moves, so the first game is
+    // cut at exactly 50 and the others never start.
+    let (status, body) = post(&server, "/simulate", json!({"games": 3, "seed": 3, "depth": 5})).await;
     assert_eq!(status, 200, "{body}");
     assert_matches_schema("SimulateResponse", &body);
-    // The simulation counts its moves itself: the limit is exact, and the game it cuts is unfinished.
-    assert_eq!(body["summary"]["total_moves"], 500, "{}", body["summary"]);
     let games = body["games"].as_array().unwrap();
-    assert!(games.len() < 200, "the limit stopped the run early");
-    assert_eq!(games.last().unwrap()["finished"], false);
-    let played: u64 = games.iter().map(|g| g["moves"].as_u64().unwrap()).sum();
-    assert_eq!(played, 500);
+    assert_eq!(
+        games.len(),
+        1,
+        "the limit stopped the run in its first game: {}",
+        body["summary"]
+    );
+    let game = &games[0];
+    assert_eq!(
+        (&game["finished"], &game["game_over"]),
+        (&json!(false), &json!(false)),
+        "{game}"
+    );
+    // The simulation counts its moves itself: the limit is exact.
+    assert_eq!(game["moves"], 50);
+    assert_eq!(body["summary"]["finished"], 0);
+    assert_eq!(body["summary"]["total_moves"], 50);
 }
 
 #[tokio::test]
@@ -585,7 +727,7 @@ async fn simulate_reads_the_move_budget_as_best_move_does() {
     };
     let server = TestServer::start(config).await;
     for budget in [json!(1.0), json!(1e30)] {
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let (status, body) = post(
             &server,
             "/simulate",
@@ -602,6 +744,31 @@ async fn simulate_reads_the_move_budget_as_best_move_does() {
             started.elapsed()
         );
     }
+}
+
+#[tokio::test]
+async fn simulate_caps_each_moves_budget_at_the_sim_move_budget() {
+    let config = ServerConfig {
+        sim_move_budget: Duration::from_millis(20),
+        max_budget: Duration::from_secs(10),
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    // Without the cap every move would search for its whole 10 s budget (29 plies without the cut-off never
+    // complete); with it, 3 moves take about 60 ms. The bound is generous either way.
+    let start = Instant::now();
+    let request =
+        json!({"games": 1, "seed": 5, "max_moves": 3, "depth": 29, "prob_cutoff": 0, "time_budget_ms": 10000});
+    let (status, body) = post(&server, "/simulate", request).await;
+    let took = start.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["games"][0]["moves"], 3, "{body}");
+    assert!(
+        took < Duration::from_secs(8),
+        "3 moves took {took:?}: the per-move budget was not capped"
+    );
+    let per_move = body["summary"]["ms_per_move"].as_f64().unwrap();
+    assert!(per_move < 3000.0, "{per_move} ms per move");
 }
 
 #[tokio::test]

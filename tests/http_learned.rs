@@ -10,7 +10,7 @@ use advisor2048::engine::rng::Rng;
 use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
 use advisor2048::eval::ntuple::{Network, Shape};
 use advisor2048::server::ServerConfig;
-use common::{assert_matches_schema, TestServer, EXAMPLE};
+use common::{assert_matches_schema, cli, healthz, post, TestServer, EXAMPLE};
 use serde_json::{json, Value};
 
 /// A seeded random network (small tuples), saved as a weight file.
@@ -27,36 +27,6 @@ fn network_file(name: &str) -> (PathBuf, Arc<Network>, String) {
     file::save(&path, &net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     let (loaded, info, _) = file::load(&path).unwrap();
     (path, Arc::new(loaded), info.checksum().to_owned())
-}
-
-async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
-    let r = reqwest::Client::new()
-        .post(server.url(path))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
-}
-
-async fn healthz(server: &TestServer) -> Value {
-    let health: Value = reqwest::get(server.url("/healthz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_matches_schema("Health", &health);
-    health
-}
-
-fn cli(args: &[&str]) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[tokio::test]
@@ -145,7 +115,7 @@ async fn learned_answers_equal_the_cli_and_match_the_spec() {
     assert_matches_schema("SimulateResponse", &body);
     assert_eq!(body["games"].as_array().unwrap().len(), 2);
 
-    let health = healthz(&server).await;
+    let health = healthz(&server.url("/healthz")).await;
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"]["checksum"], checksum.as_str());
     assert_eq!(health["network"]["shape"], "3x4, 1 stage");
@@ -197,7 +167,7 @@ async fn without_a_network_learned_is_a_422_that_says_how_to_load_one() {
             "{message}"
         );
     }
-    let health = healthz(&server).await;
+    let health = healthz(&server.url("/healthz")).await;
     assert_matches_schema("Health", &health);
     assert_eq!(health["network"], Value::Null);
 }
@@ -223,7 +193,7 @@ async fn the_default_profile_is_learned_with_a_network_and_tuned_without() {
     let (path, net, _) = network_file("default.a2n");
     let p = path.to_str().unwrap();
     let server = TestServer::start_with_network(ServerConfig::default(), Some(net)).await;
-    assert_eq!(healthz(&server).await["default_profile"], "learned");
+    assert_eq!(healthz(&server.url("/healthz")).await["default_profile"], "learned");
 
     let (status, default) = post(&server, "/best-move", json!({"board": common::example()})).await;
     assert_eq!(status, 200, "{default}");
@@ -281,7 +251,7 @@ async fn the_default_profile_is_learned_with_a_network_and_tuned_without() {
 
     // A service without a network defaults to tuned (and says so).
     let bare = TestServer::start(ServerConfig::default()).await;
-    assert_eq!(healthz(&bare).await["default_profile"], "tuned");
+    assert_eq!(healthz(&bare.url("/healthz")).await["default_profile"], "tuned");
     let (status, answer) = post(&bare, "/best-move", json!({"board": common::example(), "depth": 3})).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["search"]["profile"], "tuned");

@@ -187,6 +187,7 @@ fn games_continue_from_a_start_board_with_huge_tiles() {
         ..config(Profile::Tuned, 1, 2, 5)
     };
     let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    assert_eq!(report.games.len(), 2, "both games are played");
     for game in &report.games {
         assert_eq!(game.start_board, start);
         let on_the_board: Vec<Milestone> = [2048, 4096, 8192, 16384, 32768]

@@ -18,13 +18,12 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::binary::BinaryServer;
 use common::raw::{post_json, request, RawConn};
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -37,87 +36,42 @@ fn env_number(name: &str, default: u64) -> u64 {
     }
 }
 
-/// The server binary as a child process; killed when dropped.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Server {
-    fn start() -> Server {
-        let bin = std::env::var("ADVISOR_SOAK_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_advisor2048").to_owned());
-        let mut child = Command::new(&bin)
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
-            // Room for the searches that are cancelled or time out next to the quick ones.
-            .args(["--max-searches", "4", "--max-queue", "1024", "--request-timeout-s", "1"])
-            .env("RUST_LOG", "warn,advisor2048=info")
+/// The release binary (or `ADVISOR_SOAK_BIN`) with room for the searches that are cancelled or time out next to the
+/// quick ones.
+fn start_server() -> BinaryServer {
+    let bin = std::env::var("ADVISOR_SOAK_BIN").unwrap_or_else(|_| common::binary::BIN.to_owned());
+    BinaryServer::start_with(
+        &bin,
+        &["--max-searches", "4", "--max-queue", "1024", "--request-timeout-s", "1"],
+        &[
+            ("RUST_LOG", "warn,advisor2048=info"),
             // glibc raises its mmap threshold the first time a large block (a thread's transposition table) is
             // freed, and from then on keeps such blocks in its arenas after their threads end. A fixed threshold
             // (its default value) keeps large blocks mapped on their own and returned when freed, so that what
             // remains in resident memory after the threads end is what requests left behind.
-            .env("MALLOC_MMAP_THRESHOLD_", "131072")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-        let stderr = child.stderr.take().expect("piped stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        // The start-up line carries the bound address: {"fields": {"message": "advisor2048 serving", "addr": ...}}.
-        let addr = loop {
-            let line = match lines.next() {
-                Some(Ok(line)) => line,
-                _ => {
-                    let _ = child.kill();
-                    panic!("{bin} exited before it served");
-                }
-            };
-            let parsed: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            if let Some(addr) = parsed["fields"]["addr"].as_str() {
-                break addr.parse().expect("a socket address");
-            }
-        };
-        // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Server { child, addr }
-    }
+            ("MALLOC_MMAP_THRESHOLD_", "131072"),
+        ],
+    )
+}
 
-    /// A number from `/proc/<pid>/status`, e.g. `VmRSS` (in kB) or `Threads`.
-    fn status(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {field} in /proc status"))
-    }
-
-    /// Waits until the server runs no more threads than when it was idle: the blocking pool's threads, each holding
-    /// its own transposition table (2 MiB), end 10 s after their last task. Resident memory is compared only then, so
-    /// that it does not depend on how many of them a burst happened to start.
-    async fn settle(&self, idle_threads: u64) {
-        let start = Instant::now();
-        while self.status("Threads") > idle_threads {
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "the server still runs {} threads (idle: {idle_threads})",
-                self.status("Threads")
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Resident memory now, in bytes.
-    fn rss(&self) -> u64 {
-        self.status("VmRSS") * 1024
+/// Waits until the server runs no more threads than when it was idle: the blocking pool's threads, each holding its
+/// own transposition table (2 MiB), end 10 s after their last task. Resident memory is compared only then, so that it
+/// does not depend on how many of them a burst happened to start.
+async fn settle(server: &BinaryServer, idle_threads: u64) {
+    let start = Instant::now();
+    while server.status("Threads") > idle_threads {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the server still runs {} threads (idle: {idle_threads})",
+            server.status("Threads")
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Resident memory now, in bytes.
+fn rss(server: &BinaryServer) -> u64 {
+    server.status("VmRSS") * 1024
 }
 
 /// What one request is, chosen by its number so that every run has the same mix.
@@ -420,18 +374,18 @@ async fn memory_stays_flat_over_hundreds_of_thousands_of_requests() {
     }
     const CLIENTS: usize = 16;
 
-    let server = Server::start();
+    let server = start_server();
     let addr = server.addr;
     let idle_threads = server.status("Threads");
     let tally = Arc::new(Tally::default());
     let warm_rate = run(addr, 0, warmup, CLIENTS, &tally).await;
     quiet(addr).await;
-    server.settle(idle_threads).await;
-    let before = server.rss();
+    settle(&server, idle_threads).await;
+    let before = rss(&server);
     let rate = run(addr, warmup, warmup + requests, CLIENTS, &tally).await;
     quiet(addr).await;
-    server.settle(idle_threads).await;
-    let after = server.rss();
+    settle(&server, idle_threads).await;
+    let after = rss(&server);
 
     let per_request = (after as f64 - before as f64) / requests as f64;
     println!(

@@ -153,7 +153,7 @@ async function waitUntil(fn, timeoutMs, intervalMs = 100) {
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > end) return v;
+    if (Date.now() > end) throw new Error(`waitUntil: still false after ${timeoutMs} ms: ${fn}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -210,23 +210,25 @@ test('service down: the panel shows the error, backs off, and no key is pressed'
   try {
     const { page } = b;
     await lib.prepareGamePage(page, Object.assign({}, FAST, { serviceUrl: service }));
-    let attempts = 0;
+    const attempts = [];
     page.on('request', (req) => {
-      if (req.url().startsWith(service) && req.method() === 'POST') attempts++;
+      if (req.url().startsWith(service) && req.method() === 'POST') attempts.push(Date.now());
     });
     await lib.loadGameWithUserscript(page, game.url);
     const before = await page.evaluate(() => window.__advisor2048.readBoard());
     await page.keyboard.press('Alt+Shift+KeyA'); // the shortcut starts auto-play
     assert.equal(await page.evaluate(() => window.__advisor2048.state.running), true, 'the shortcut did not start auto-play');
-    await lib.waitUntil(async () => (await lib.panelStatus(page)).includes('service error'), 10_000);
-    await sleep(3500); // attempts at about 0 s, 1 s and 3 s: backing off, not hammering
+    // Back-off doubles from 1 s: attempts at about 0 s, 1 s and 3 s, then "retrying in 4 s".
+    await lib.waitUntil(async () => attempts.length >= 3 && /retrying in 4 s/.test(await lib.panelStatus(page)), 20_000);
     const status = await lib.panelStatus(page);
     await lib.screenshot(page, 'service-down.png');
     const r = await collect(page);
 
     assert.match(status, /service error: no answer from http:\/\/127\.0\.0\.1:\d+\/best-move/);
     assert.match(status, /retrying in \d+ s/);
-    assert.ok(attempts >= 2 && attempts <= 4, `${attempts} attempts in about 4 s`);
+    assert.equal(attempts.length, 3, 'no attempt before the 4 s back-off is over');
+    const gaps = [attempts[1] - attempts[0], attempts[2] - attempts[1]];
+    assert.ok(gaps[0] >= 900 && gaps[1] >= 1900, `backing off, not hammering: gaps ${gaps} ms`);
     assert.equal(r.keys.length, 0, 'a key was pressed');
     assert.equal(r.log.length, 0);
     assert.deepEqual(r.board, before, 'the board changed');
@@ -268,6 +270,7 @@ test('service rejects the request (422): auto-play stops, shows the pointer, pre
     await lib.prepareGamePage(page, Object.assign({}, FAST, { serviceUrl: service }));
     await lib.loadGameWithUserscript(page, game.url, '#advisor-autoplay');
     await lib.waitUntil(() => page.evaluate(() => !window.__advisor2048.state.running), 10_000);
+    assert.equal(await page.evaluate(() => window.__advisor2048.state.running), false, 'auto-play stopped');
     const status = await lib.panelStatus(page);
     const r = await collect(page);
     assert.match(status, /refused the request: HTTP 422 .*\/board mock: every board is rejected/);
@@ -291,6 +294,7 @@ test('a board it cannot read: auto-play stops and says why, nothing is asked or 
       window.__advisor2048.start();
     });
     await lib.waitUntil(() => page.evaluate(() => !window.__advisor2048.state.running), 10_000);
+    assert.equal(await page.evaluate(() => window.__advisor2048.state.running), false, 'auto-play stopped');
     const status = await lib.panelStatus(page);
     assert.match(status, /cannot read the board: a tile reads 3/);
     assert.equal((await collect(page)).keys.length, 0);
@@ -335,6 +339,7 @@ test('"You win!": with keep going off, it stops and presses nothing', { timeout:
     await lib.prepareGamePage(page, Object.assign({ serviceUrl: service }, FAST, { keepGoing: false }));
     await lib.loadGameWithUserscript(page, game.url, '#advisor-autoplay');
     await lib.waitUntil(() => page.evaluate(() => !window.__advisor2048.state.running), 10_000);
+    assert.equal(await page.evaluate(() => window.__advisor2048.state.running), false, 'auto-play stopped');
     assert.match(await lib.panelStatus(page), /you win! stopped/);
     const r = await collect(page);
     assert.equal(r.keys.length, 0);
@@ -355,6 +360,7 @@ test('no legal move: the service says game over, auto-play stops and presses not
     const advice = lib.recordAdvice(page, service);
     await lib.loadGameWithUserscript(page, game.url, '#advisor-autoplay');
     await lib.waitUntil(() => page.evaluate(() => !window.__advisor2048.state.running), 20_000);
+    assert.equal(await page.evaluate(() => window.__advisor2048.state.running), false, 'auto-play stopped');
     assert.match(await lib.panelStatus(page), /game over: no legal move/);
     assert.equal((await collect(page)).keys.length, 0);
     assert.equal(advice.requests(), 1);

@@ -1,7 +1,10 @@
-//! Shared helpers of the HTTP tests: a real server on 127.0.0.1:0 and response validation against `openapi.yaml`.
+//! Shared helpers of the HTTP tests: a real server on 127.0.0.1:0, response validation against `openapi.yaml`, a
+//! JSON `POST` that validates every answer, and the command line's JSON output. [`binary`] runs the release binary as
+//! a child process (for what only the whole program shows: signals, exit codes, its log).
 
 #![allow(dead_code)]
 
+pub mod binary;
 pub mod raw;
 
 use std::net::SocketAddr;
@@ -103,6 +106,73 @@ pub fn assert_matches_schema(name: &str, instance: &Value) {
         errors.is_empty(),
         "response does not match {name}: {errors:#?}\n{instance:#}"
     );
+}
+
+/// The schema `openapi.yaml` names for the JSON body of `method path` answering `status` (`None` when it documents
+/// none, e.g. a status it does not list).
+pub fn response_schema(method: &str, path: &str, status: u16) -> Option<String> {
+    let reference = openapi()["paths"][path][method.to_ascii_lowercase()]["responses"][status.to_string()]["content"]
+        ["application/json"]["schema"]["$ref"]
+        .as_str()?;
+    reference.strip_prefix("#/components/schemas/").map(str::to_owned)
+}
+
+/// Checks a JSON answer against `openapi.yaml`: an error is `application/problem+json` matching `Problem` with its
+/// own status; a success matches the schema the spec documents for that route and status (which must exist).
+pub fn assert_documented(method: &str, path: &str, status: u16, content_type: &str, body: &Value) {
+    if status >= 400 {
+        assert_eq!(content_type, "application/problem+json", "{body}");
+        assert_matches_schema("Problem", body);
+        assert_eq!(body["status"], status);
+    } else {
+        let name = response_schema(method, path, status)
+            .unwrap_or_else(|| panic!("openapi.yaml documents no JSON body for {method} {path} {status}"));
+        assert_matches_schema(&name, body);
+    }
+}
+
+/// `POST path` with a JSON body: the status and the JSON answer, checked against `openapi.yaml` whatever the status
+/// ([`assert_documented`]).
+pub async fn post(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let content_type = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body: Value = r.json().await.expect("JSON body");
+    assert_documented("POST", path, status, &content_type, &body);
+    (status, body)
+}
+
+/// `GET url` (a `/healthz`): it answers 200 with a body matching `Health`, which is returned.
+pub async fn healthz(url: &str) -> Value {
+    let r = reqwest::get(url).await.expect("/healthz answers");
+    assert_eq!(r.status(), 200);
+    let health: Value = r.json().await.expect("JSON");
+    assert_matches_schema("Health", &health);
+    health
+}
+
+/// Runs the release binary with `args` and parses what it prints as JSON (it must exit 0).
+pub fn cli(args: &[&str]) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(args)
+        .output()
+        .expect("run advisor2048");
+    assert!(
+        out.status.success(),
+        "advisor2048 {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the command prints JSON")
 }
 
 pub const EXAMPLE: &str = "[[0,0,2,2],[0,4,8,16],[2,4,8,32],[128,64,32,1024]]";

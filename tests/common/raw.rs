@@ -44,6 +44,18 @@ impl RawResponse {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("a JSON body")
     }
+
+    /// Asserts the status, then checks the JSON body against `openapi.yaml` ([`super::assert_documented`]).
+    pub fn assert_documented(&self, method: &str, path: &str, status: u16) {
+        assert_eq!(self.status, status, "{}", String::from_utf8_lossy(&self.body));
+        super::assert_documented(
+            method,
+            path,
+            status,
+            self.header("content-type").unwrap_or(""),
+            &self.json(),
+        );
+    }
 }
 
 /// A client connection that reads responses one after the other (keep-alive).
