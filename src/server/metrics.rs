@@ -130,9 +130,6 @@ impl Metrics {
                 self.nodes.load(Ordering::Relaxed),
             ),
         ];
-        for (name, help, kind, value) in gauges {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
-        }
         let c = &self.connections;
         let connections = [
             (
@@ -154,7 +151,7 @@ impl Metrics {
                 c.refused.load(Ordering::Relaxed),
             ),
         ];
-        for (name, help, kind, value) in connections {
+        for (name, help, kind, value) in gauges.into_iter().chain(connections) {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
         }
         let name = "advisor2048_connections_timed_out_total";
