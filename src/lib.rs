@@ -6,15 +6,19 @@
 //! - [`eval`]: the evaluators (`classic`, `tuned`) behind one [`eval::Evaluator`] trait, with breakdowns.
 //! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
 //! - [`sim`]: deterministic self-play: seed and settings in, game records and summary statistics out.
+//! - [`request`]: the best-move, evaluate and simulate requests that the HTTP API and the command line both parse
+//!   into, their one validation (every problem, each at its JSON pointer), every bound and default.
 //! - [`answer`]: the best-move and evaluate answers, shared by the HTTP API and the command line.
 //! - [`server`]: the axum HTTP service, a thin layer over the above.
 //!
-//! Dependencies point one way: `server -> search -> eval -> engine`, `sim -> search`. Nothing imports `server`.
+//! Dependencies point one way: `server -> request -> sim -> search -> eval -> engine`; `answer -> search`. Nothing
+//! imports `server`.
 
 pub mod answer;
 pub mod engine;
 pub mod eval;
 pub mod names;
+pub mod request;
 pub mod search;
 pub mod server;
 pub mod sim;

@@ -80,7 +80,7 @@ impl SimConfig {
     /// use advisor2048::search::{Depth, Profile, SearchSettings};
     /// use advisor2048::sim::{simulate, SimConfig};
     /// let settings = SearchSettings { depth: Depth::Plies(1), ..Profile::Tuned.settings() };
-    /// let evaluator = settings.evaluator.default_evaluator().unwrap();
+    /// let evaluator = settings.profile.evaluator().default_evaluator().unwrap();
     /// let config = SimConfig { max_moves: Some(50), ..SimConfig::new(2, 7, settings, evaluator) };
     /// let report = simulate(&config, &Default::default(), |_| {});
     /// assert_eq!(report.games.len(), 2);

@@ -21,7 +21,7 @@ fn run(rows: &[[i64; 4]; 4], profile: Profile, depth: u32, tt: bool) -> SearchOu
     };
     search(
         &tiles,
-        &settings.evaluator.default_evaluator().unwrap(),
+        &settings.profile.evaluator().default_evaluator().unwrap(),
         &settings,
         &StopHandle::new(),
     )
@@ -218,7 +218,7 @@ proptest! {
         let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
         let profile = if classic { Profile::Classic } else { Profile::Tuned };
         let settings = SearchSettings { depth: Depth::Plies(depth), tt_bits: None, prob_cutoff, ..profile.settings() };
-        let o = search(&tiles, &settings.evaluator.default_evaluator().unwrap(), &settings, &StopHandle::new());
+        let o = search(&tiles, &settings.profile.evaluator().default_evaluator().unwrap(), &settings, &StopHandle::new());
         let (h, params): (&dyn Fn(&Grid) -> f64, _) = if classic { (&classic_h, CLASSIC_REF) } else { (&tuned_h, TUNED_REF) };
         let params = ReferenceParams { prob_cutoff, ..params };
         prop_assert_eq!(settings.terminal == Terminal::Heuristic, params.terminal_heuristic);

@@ -19,7 +19,11 @@ fn config(profile: Profile, depth: u32, games: u64, seed: u64) -> SimConfig {
         depth: Depth::Plies(depth),
         ..profile.settings()
     };
-    let evaluator = settings.evaluator.with_network(Some(shipped_network()), &[]).unwrap();
+    let evaluator = settings
+        .profile
+        .evaluator()
+        .with_network(Some(shipped_network()), &[])
+        .unwrap();
     SimConfig::new(games, seed, settings, evaluator)
 }
 

@@ -7,8 +7,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 
-use super::{parse_board, OneSearchArgs, SearchArgs};
+use super::request::{parse_board, Body};
+use super::{OneSearchArgs, SearchArgs, ONE_SEARCH_FLAGS};
 use advisor2048::engine::Tiles;
+use advisor2048::request::SearchRequest;
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
 use advisor2048::sim::{simulate, SimConfig};
 
@@ -59,8 +61,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         Some(path) => load_positions(&std::fs::read_to_string(path)?)?,
         None => load_positions(POSITIONS)?,
     };
-    let (settings, evaluator) = args.search.settings()?;
-    let settings = args.one.apply(settings);
+    let flags = &ONE_SEARCH_FLAGS;
+    let mut body = Body::default();
+    args.search.fill(&mut body);
+    args.one.fill(&mut body);
+    let json = body.finish().map_err(|p| flags.invalid(p))?;
+    let request = SearchRequest::from_json(&json, &args.search.bounds()).map_err(|p| flags.invalid(p))?;
+    let settings = args.search.settings(&request);
+    let evaluator = args.search.evaluator(&request.evaluator, flags)?;
     let mut times = Vec::with_capacity(positions.len());
     let mut nodes = 0u64;
     let mut total = Duration::ZERO;

@@ -2,6 +2,7 @@
 //! Raw flags become validated configuration here, once; the work itself is done by the library.
 
 pub mod bench;
+pub mod request;
 pub mod simulate;
 pub mod train;
 
@@ -14,11 +15,12 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use advisor2048::answer::{BestMoveResponse, EvaluateResponse};
-use advisor2048::engine::{Tiles, MAX_TILE};
-use advisor2048::eval::{Evaluator, EvaluatorKind, Network};
-use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle, MAX_DEPTH};
+use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, Network};
+use advisor2048::request::{BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds, SearchRequest};
+use advisor2048::search::{search, SearchSettings, StopHandle, MAX_DEPTH};
 use advisor2048::server::cors::CorsOrigins;
 use advisor2048::server::{self, AppState, ServerConfig, DEFAULT_LISTEN};
+use request::{Body, Flags};
 
 /// advisor2048: tells a 2048 player which way to move, and why.
 #[derive(Parser, Debug)]
@@ -199,41 +201,84 @@ impl ServeArgs {
     }
 }
 
-/// Search flags shared by `best-move`, `simulate` and `bench`. (`simulate` seeds each move's search itself and runs
-/// it on one thread, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
+/// Search flags shared by `best-move`, `simulate` and `bench`: the fields of an HTTP search request, read and
+/// validated by the same code ([`advisor2048::request`]). (`simulate` seeds each move's search itself and plays
+/// games in parallel, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
     /// Named defaults: learned (evaluator ntuple, the network of --weights, depth 3, reward weight 1; leaves right
     /// after a move), tuned (evaluator tuned, depth auto) or classic (evaluator classic, depth 4, reward weight 1)
     /// [default: learned; tuned with --weights none].
-    #[arg(long)]
-    pub profile: Option<Profile>,
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
     /// Plies to search (1-29) or auto [default: the profile's].
-    #[arg(long)]
-    pub depth: Option<Depth>,
-    /// Time budget in ms: deepen iteratively and return the deepest completed depth.
-    #[arg(long = "budget-ms")]
-    pub budget_ms: Option<u64>,
-    /// Evaluator, overriding the profile's: classic, tuned or ntuple (ntuple needs --weights FILE).
-    #[arg(long)]
-    pub evaluator: Option<EvaluatorKind>,
-    /// Chance nodes whose path probability is below this use the heuristic [default: 0.0001].
-    #[arg(long)]
-    pub prob_cutoff: Option<f64>,
-    /// Average over at most this many empty cells per chance node (seeded sample).
-    #[arg(long)]
-    pub sample_cells: Option<u32>,
-    /// Expand only the k best moves (by immediate evaluation) below the root.
-    #[arg(long)]
-    pub top_k: Option<u32>,
+    #[arg(long, value_name = "PLIES|auto", allow_negative_numbers = true)]
+    pub depth: Option<String>,
+    /// Time budget in ms (at least 1; more than a day counts as a day): deepen iteratively and return the deepest
+    /// completed depth [default: none, search to the depth].
+    #[arg(long = "budget-ms", value_name = "MS", allow_negative_numbers = true)]
+    pub budget_ms: Option<String>,
+    /// Evaluator, overriding the profile's: classic, tuned or ntuple (ntuple needs a network).
+    #[arg(long, value_name = "EVALUATOR")]
+    pub evaluator: Option<String>,
+    /// Chance nodes whose path probability is below this use the heuristic (at least 0, below 1) [default: 0.0001].
+    #[arg(long, value_name = "P", allow_negative_numbers = true)]
+    pub prob_cutoff: Option<String>,
+    /// Weight of a move's merge reward in a move node's value (-1e9 to 1e9) [default: the profile's].
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    pub reward_weight: Option<String>,
+    /// Value of a board with no legal move inside the search: zero or heuristic [default: the profile's].
+    #[arg(long, value_name = "TERMINAL")]
+    pub terminal: Option<String>,
+    /// Average over at most this many empty cells per chance node, 1-16 (seeded sample).
+    #[arg(long, value_name = "K", allow_negative_numbers = true)]
+    pub sample_cells: Option<String>,
+    /// Expand only the k best moves (by immediate evaluation) below the root, 1-4.
+    #[arg(long, value_name = "K", allow_negative_numbers = true)]
+    pub top_k: Option<String>,
     /// Transposition table size as log2 of its entries (16 bytes each); 0 disables it.
     #[arg(long, default_value_t = advisor2048::search::DEFAULT_TT_BITS)]
     pub tt_bits: u8,
-    /// Override an evaluator weight, NAME=VALUE (repeatable), e.g. --weight empty=3.
-    #[arg(long = "weight", value_parser = parse_weight)]
-    pub weights: Vec<(String, f64)>,
+    /// Override an evaluator weight, NAME=VALUE (repeatable; -1e9 to 1e9), e.g. --weight empty=3.
+    #[arg(long = "weight", value_name = "NAME=VALUE")]
+    pub weights: Vec<String>,
     #[command(flatten)]
     pub network: NetworkArgs,
+}
+
+impl SearchArgs {
+    /// Adds the search fields these flags give to `body`.
+    pub fn fill(&self, body: &mut Body) {
+        body.flag("profile", self.profile.as_deref());
+        body.flag("evaluator", self.evaluator.as_deref());
+        body.flag("depth", self.depth.as_deref());
+        body.flag("time_budget_ms", self.budget_ms.as_deref());
+        body.flag("prob_cutoff", self.prob_cutoff.as_deref());
+        body.flag("reward_weight", self.reward_weight.as_deref());
+        body.flag("terminal", self.terminal.as_deref());
+        body.flag("sample_cells", self.sample_cells.as_deref());
+        body.flag("top_k", self.top_k.as_deref());
+        body.weights(&self.weights);
+    }
+
+    /// What a search on this machine may ask for.
+    pub fn bounds(&self) -> SearchBounds {
+        SearchBounds::local(self.network.available())
+    }
+
+    /// The settings of a validated request with the command line's own flag (the table size) applied.
+    pub fn settings(&self, request: &SearchRequest) -> SearchSettings {
+        SearchSettings {
+            tt_bits: (self.tt_bits > 0).then_some(self.tt_bits),
+            ..request.settings.clone()
+        }
+    }
+
+    /// The request's evaluator, loading the network only when it is needed.
+    pub fn evaluator(&self, request: &EvaluatorRequest, flags: &Flags) -> anyhow::Result<AnyEvaluator> {
+        let network = self.network.load_for(request.kind)?;
+        Ok(request.build(network.as_ref()).map_err(|p| flags.invalid(p.into()))?)
+    }
 }
 
 /// The n-tuple network of profile `learned` / evaluator `ntuple`.
@@ -279,102 +324,43 @@ impl NetworkArgs {
     }
 }
 
-/// The seed and threads of one search (`best-move`, `bench`).
+/// The seed and threads of one search (`best-move`, `bench`): the request's `seed` and `threads`.
 #[derive(Args, Debug, Clone)]
 pub struct OneSearchArgs {
-    /// Seed of the search's random choices (sample-cells).
-    #[arg(long, default_value_t = 0)]
-    pub search_seed: u64,
-    /// Threads for the root moves of one search.
-    #[arg(long, default_value_t = 1)]
-    pub search_threads: usize,
+    /// Seed of the search's random choices (sample-cells) [default: 0].
+    #[arg(long, value_name = "SEED", allow_negative_numbers = true)]
+    pub search_seed: Option<String>,
+    /// Threads for the root moves of one search (more than the CPUs count as the CPUs) [default: 1].
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub search_threads: Option<String>,
 }
 
 impl OneSearchArgs {
-    /// `settings` with this seed and thread count.
-    pub fn apply(&self, settings: SearchSettings) -> SearchSettings {
-        SearchSettings {
-            seed: self.search_seed,
-            threads: self.search_threads.max(1),
-            ..settings
-        }
+    /// Adds `seed` and `threads` to `body`.
+    pub fn fill(&self, body: &mut Body) {
+        body.flag("seed", self.search_seed.as_deref());
+        body.flag("threads", self.search_threads.as_deref());
     }
 }
 
-fn parse_weight(s: &str) -> Result<(String, f64), String> {
-    let (name, value) = s.split_once('=').ok_or_else(|| format!("{s:?} is not NAME=VALUE"))?;
-    let v: f64 = value.parse().map_err(|_| format!("{value:?} is not a number"))?;
-    if !v.is_finite() {
-        return Err(format!("weight {name:?} must be a finite number"));
-    }
-    Ok((name.to_owned(), v))
-}
+/// How `best-move` and `bench` name the request's fields.
+pub const ONE_SEARCH_FLAGS: Flags = Flags::new(
+    "BOARD",
+    &[
+        ("time_budget_ms", "--budget-ms"),
+        ("seed", "--search-seed"),
+        ("threads", "--search-threads"),
+        ("weights", "--weight"),
+    ],
+);
 
-impl SearchArgs {
-    /// The settings and evaluator these flags describe.
-    pub fn settings(&self) -> anyhow::Result<(SearchSettings, advisor2048::eval::AnyEvaluator)> {
-        let profile = self
-            .profile
-            .unwrap_or_else(|| Profile::default_for(self.network.available()));
-        let mut s = profile.settings();
-        if let Some(d) = self.depth {
-            s.depth = d;
-        }
-        s.time_budget = self.budget_ms.map(Duration::from_millis);
-        if let Some(e) = self.evaluator {
-            s.evaluator = e;
-        }
-        if let Some(p) = self.prob_cutoff {
-            if !(0.0..1.0).contains(&p) {
-                bail!("--prob-cutoff must be at least 0 and below 1");
-            }
-            s.prob_cutoff = p;
-        }
-        if let Some(k) = self.sample_cells {
-            if !(1..=16).contains(&k) {
-                bail!("--sample-cells must be from 1 to 16");
-            }
-            s.sample_cells = Some(k);
-        }
-        if let Some(k) = self.top_k {
-            if !(1..=4).contains(&k) {
-                bail!("--top-k must be from 1 to 4");
-            }
-            s.top_k = Some(k);
-        }
-        s.tt_bits = (self.tt_bits > 0).then_some(self.tt_bits);
-        let network = self.network.load_for(s.evaluator)?;
-        let evaluator = s.evaluator.with_network(network.as_ref(), &self.weights)?;
-        Ok((s, evaluator))
-    }
-}
-
-/// Parses a board given on the command line: 16 hex digits, or JSON rows such as `[[0,2,4,8],...]`.
-pub fn parse_board(text: &str) -> anyhow::Result<Tiles> {
-    let text = text.trim();
-    if text.starts_with('[') {
-        let rows: Vec<Vec<serde_json::Value>> =
-            serde_json::from_str(text).context("a board is 16 hex digits or JSON rows like [[0,2,4,8],...]")?;
-        let mut values: Vec<Vec<i64>> = Vec::new();
-        for (r, row) in rows.iter().enumerate() {
-            let mut out = Vec::new();
-            for (c, v) in row.iter().enumerate() {
-                match v.as_i64() {
-                    Some(i) => out.push(i),
-                    None => bail!("/{r}/{c}: {v} is not a tile value (0 or a power of two from 2 to {MAX_TILE})"),
-                }
-            }
-            values.push(out);
-        }
-        Ok(Tiles::from_rows(&values)?)
-    } else {
-        Ok(Tiles::from_hex(text)?)
-    }
-}
+/// How `evaluate` names the request's fields.
+pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD", &[("weights", "--weight")]);
 
 #[derive(Args, Debug)]
 pub struct BestMoveArgs {
-    /// The board: 16 hex digits of exponents (top-left first) or JSON rows of values, top row first.
+    /// The board: 16 hex digits of exponents (top-left first), JSON rows of tile values (top row first), or the
+    /// original game's saved state as JSON.
     pub board: String,
     #[command(flatten)]
     pub search: SearchArgs,
@@ -387,14 +373,14 @@ pub struct BestMoveArgs {
 
 #[derive(Args, Debug)]
 pub struct EvaluateArgs {
-    /// The board: 16 hex digits or JSON rows.
+    /// The board: 16 hex digits, JSON rows of tile values, or the original game's saved state as JSON.
     pub board: String,
-    /// Evaluator: classic, tuned or ntuple (ntuple needs --weights FILE).
-    #[arg(long, default_value = "classic")]
-    pub evaluator: EvaluatorKind,
-    /// Override a weight, NAME=VALUE (repeatable).
-    #[arg(long = "weight", value_parser = parse_weight)]
-    pub weights: Vec<(String, f64)>,
+    /// Evaluator: classic, tuned or ntuple (ntuple needs a network) [default: classic].
+    #[arg(long, value_name = "EVALUATOR")]
+    pub evaluator: Option<String>,
+    /// Override a weight, NAME=VALUE (repeatable; -1e9 to 1e9).
+    #[arg(long = "weight", value_name = "NAME=VALUE")]
+    pub weights: Vec<String>,
     #[command(flatten)]
     pub network: NetworkArgs,
     /// Print the same JSON the HTTP API returns.
@@ -478,9 +464,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
-    let tiles = parse_board(&args.board)?;
-    let (settings, evaluator) = args.search.settings()?;
-    let settings = args.one.apply(settings);
+    let flags = &ONE_SEARCH_FLAGS;
+    let mut body = Body::default();
+    body.board(Some(&args.board));
+    args.search.fill(&mut body);
+    args.one.fill(&mut body);
+    let json = body.finish().map_err(|p| flags.invalid(p))?;
+    let request = BestMoveRequest::from_json(&json, &args.search.bounds()).map_err(|p| flags.invalid(p))?;
+    let settings = args.search.settings(&request.search);
+    let evaluator = args.search.evaluator(&request.search.evaluator, flags)?;
+    let tiles = request.board;
     let outcome = search(&tiles, &evaluator, &settings, &StopHandle::new());
     let response = BestMoveResponse::new(&tiles, &outcome, &evaluator, &settings);
     if args.json {
@@ -515,9 +508,19 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
-    let tiles = parse_board(&args.board)?;
-    let network = args.network.load_for(args.evaluator)?;
-    let evaluator = args.evaluator.with_network(network.as_ref(), &args.weights)?;
+    let flags = &EVALUATE_FLAGS;
+    let mut body = Body::default();
+    body.board(Some(&args.board));
+    body.flag("evaluator", args.evaluator.as_deref());
+    body.weights(&args.weights);
+    let json = body.finish().map_err(|p| flags.invalid(p))?;
+    let request = EvaluateRequest::from_json(&json, args.network.available()).map_err(|p| flags.invalid(p))?;
+    let network = args.network.load_for(request.evaluator.kind)?;
+    let evaluator = request
+        .evaluator
+        .build(network.as_ref())
+        .map_err(|p| flags.invalid(p.into()))?;
+    let tiles = request.board;
     let response = EvaluateResponse::new(&tiles, &evaluator);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);

@@ -10,10 +10,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use advisor2048::request::{SimulateBounds, SimulateRequest};
 use advisor2048::search::StopHandle;
 use advisor2048::sim::{simulate_with_progress, Progress, SimConfig, SimReport};
 
-use super::{parse_board, SearchArgs};
+use super::request::{Body, Flags};
+use super::SearchArgs;
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
 const INTERRUPTED: u8 = 130;
@@ -22,25 +24,26 @@ const INTERRUPTED: u8 = 130;
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
     /// Number of games.
-    #[arg(long, default_value_t = 10)]
-    pub games: u64,
+    #[arg(long, default_value = "10", value_name = "N", allow_negative_numbers = true)]
+    pub games: String,
     /// Seed of the run; game i uses a seed derived from it (reported per game).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Threads playing games in parallel [default: the number of CPUs]. The games do not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[arg(long, default_value = "1", value_name = "SEED", allow_negative_numbers = true)]
+    pub seed: String,
+    /// Threads playing games in parallel (at most the number of CPUs) [default: the number of CPUs]. The games do
+    /// not depend on it.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub threads: Option<String>,
     /// End each game after this many moves.
-    #[arg(long)]
-    pub max_moves: Option<u64>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_moves: Option<String>,
     /// Stop the run after this many moves over all games (the games cut are reported unfinished).
     #[arg(long)]
     pub total_moves: Option<u64>,
     /// Stop the run after this many seconds, cutting the search under way (the games cut are reported unfinished).
     #[arg(long)]
     pub max_seconds: Option<f64>,
-    /// Start every game from this board (16 hex digits of exponents, or rows as JSON: [[0,2,4,8],...]) instead of
-    /// a new game.
+    /// Start every game from this board (16 hex digits of exponents, rows as JSON: [[0,2,4,8],...], or the original
+    /// game's saved state as JSON) instead of a new game.
     #[arg(long)]
     pub board: Option<String>,
     /// Print the games and the summary as JSON (the shape of the HTTP response of POST /simulate).
@@ -58,31 +61,39 @@ pub struct SimulateArgs {
     pub search: SearchArgs,
 }
 
+/// How `simulate` names the request's fields.
+pub const SIMULATE_FLAGS: Flags = Flags::new("--board", &[("time_budget_ms", "--budget-ms"), ("weights", "--weight")]);
+
 impl SimulateArgs {
-    /// The run these flags describe.
+    /// The run these flags describe: the request read and validated as `POST /simulate` reads one, with the command
+    /// line's own limits (`--total-moves`, `--max-seconds`) added.
     pub fn config(&self) -> anyhow::Result<SimConfig> {
-        let (settings, evaluator) = self.search.settings()?;
-        let threads = match self.threads {
-            Some(0) => bail!("--threads must be at least 1"),
-            Some(t) => t,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
+        let flags = &SIMULATE_FLAGS;
+        let mut body = Body::default();
+        body.board(self.board.as_deref());
+        body.flag("games", Some(&self.games));
+        body.flag("seed", Some(&self.seed));
+        body.flag("max_moves", self.max_moves.as_deref());
+        if self.trace {
+            body.set("trace", true.into());
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
+        body.flag("threads", Some(self.threads.as_deref().unwrap_or(&cpus)));
+        self.search.fill(&mut body);
+        let json = body.finish().map_err(|p| flags.invalid(p))?;
+        let bounds = SimulateBounds::local(self.search.network.available());
+        let mut request = SimulateRequest::from_json(&json, &bounds).map_err(|p| flags.invalid(p))?;
+        request.search.settings = self.search.settings(&request.search);
+        let evaluator = self.search.evaluator(&request.search.evaluator, flags)?;
         let time_limit = match self.max_seconds {
             Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s.min(1e9))),
             Some(s) => bail!("--max-seconds must be a positive number, found {s}"),
             None => None,
         };
         Ok(SimConfig {
-            games: self.games,
-            seed: self.seed,
-            start: self.board.as_deref().map(parse_board).transpose()?,
-            max_moves: self.max_moves,
             total_moves: self.total_moves,
             time_limit,
-            settings,
-            evaluator,
-            threads,
-            trace: self.trace,
+            ..request.into_config(evaluator)
         })
     }
 }

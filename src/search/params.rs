@@ -113,13 +113,22 @@ impl Profile {
         }
     }
 
-    /// The profile's settings.
+    /// The profile's evaluator.
+    pub fn evaluator(self) -> EvaluatorKind {
+        match self {
+            Profile::Tuned => EvaluatorKind::Tuned,
+            Profile::Classic => EvaluatorKind::Classic,
+            Profile::Learned => EvaluatorKind::NTuple,
+        }
+    }
+
+    /// The profile's settings (the search runs with whichever evaluator it is given: by default
+    /// [`Profile::evaluator`]).
     pub fn settings(self) -> SearchSettings {
         match self {
             Profile::Tuned => SearchSettings::default(),
             Profile::Classic => SearchSettings {
                 profile: Profile::Classic,
-                evaluator: EvaluatorKind::Classic,
                 depth: Depth::Plies(4),
                 reward_weight: 1.0,
                 terminal: Terminal::Heuristic,
@@ -127,7 +136,6 @@ impl Profile {
             },
             Profile::Learned => SearchSettings {
                 profile: Profile::Learned,
-                evaluator: EvaluatorKind::NTuple,
                 depth: Depth::Plies(LEARNED_DEFAULT_DEPTH),
                 reward_weight: 1.0,
                 terminal: Terminal::Zero,
@@ -149,7 +157,6 @@ pub const DEFAULT_TT_BITS: u8 = 17;
 pub struct SearchSettings {
     /// The profile these settings started from (reported back).
     pub profile: Profile,
-    pub evaluator: EvaluatorKind,
     pub depth: Depth,
     /// Weight of a move's merge reward in a move node's value.
     pub reward_weight: f64,
@@ -180,7 +187,6 @@ impl Default for SearchSettings {
     fn default() -> Self {
         SearchSettings {
             profile: Profile::Tuned,
-            evaluator: EvaluatorKind::Tuned,
             depth: Depth::Auto,
             reward_weight: 0.0,
             terminal: Terminal::Zero,

@@ -7,22 +7,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-/// One problem with one place in the request body.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FieldError {
-    /// JSON pointer (RFC 6901) into the request body, e.g. `/board/2/3`; `""` for the whole body.
-    pub pointer: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> FieldError {
-        FieldError {
-            pointer: pointer.into(),
-            message: message.into(),
-        }
-    }
-}
+use crate::request::{Problem, Problems};
 
 /// Every error the service answers with.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +23,7 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     /// 422: well-formed JSON whose board or settings are invalid; every problem listed.
     #[error("{}", summary(.0))]
-    Invalid(Vec<FieldError>),
+    Invalid(Vec<Problem>),
     /// 408: the body did not arrive within the body timeout; the connection is closed after the answer.
     #[error("the request body did not arrive within the server's limit of {0} ms")]
     BodyTimeout(u64),
@@ -59,7 +44,7 @@ pub enum ApiError {
     Internal(String),
 }
 
-fn summary(errors: &[FieldError]) -> String {
+fn summary(errors: &[Problem]) -> String {
     match errors {
         [one] if one.pointer.is_empty() => one.message.clone(),
         [one] => format!("{}: {}", one.pointer, one.message),
@@ -67,10 +52,22 @@ fn summary(errors: &[FieldError]) -> String {
     }
 }
 
+impl From<Problems> for ApiError {
+    fn from(problems: Problems) -> ApiError {
+        ApiError::Invalid(problems.into_vec())
+    }
+}
+
+impl From<Problem> for ApiError {
+    fn from(problem: Problem) -> ApiError {
+        ApiError::Invalid(vec![problem])
+    }
+}
+
 impl ApiError {
     /// One field problem as a 422.
     pub fn invalid(pointer: impl Into<String>, message: impl Into<String>) -> ApiError {
-        ApiError::Invalid(vec![FieldError::new(pointer, message)])
+        ApiError::Invalid(vec![Problem::new(pointer, message)])
     }
 
     pub fn status(&self) -> StatusCode {
@@ -106,13 +103,13 @@ impl ApiError {
 
 /// The problem-details body.
 #[derive(Serialize)]
-struct Problem<'a> {
+struct ProblemDetails<'a> {
     #[serde(rename = "type")]
     kind: String,
     title: &'a str,
     status: u16,
     detail: String,
-    errors: &'a [FieldError],
+    errors: &'a [Problem],
 }
 
 impl IntoResponse for ApiError {
@@ -126,15 +123,15 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let single;
-        let errors: &[FieldError] = match &self {
+        let errors: &[Problem] = match &self {
             ApiError::Invalid(errors) => errors,
             ApiError::Internal(_) => &[],
             _ => {
-                single = [FieldError::new("", detail.clone())];
+                single = [Problem::new("", detail.clone())];
                 &single
             }
         };
-        let body = Problem {
+        let body = ProblemDetails {
             kind: format!("https://advisor2048.invalid/problems/{}", self.slug()),
             title: status.canonical_reason().unwrap_or("error"),
             status: status.as_u16(),

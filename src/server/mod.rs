@@ -8,7 +8,6 @@
 
 pub mod connection;
 pub mod cors;
-pub mod dto;
 pub mod error;
 pub mod limits;
 pub mod metrics;
@@ -34,6 +33,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::eval::Network;
+use crate::request::{SearchBounds, SimulateBounds};
 use crate::search::Profile;
 use cors::CorsOrigins;
 use error::ApiError;
@@ -161,12 +161,24 @@ impl AppState {
         Profile::default_for(self.network.is_some())
     }
 
-    pub fn search_bounds(&self) -> dto::SearchBounds {
-        dto::SearchBounds {
+    /// What a `/best-move` request may ask for here.
+    pub fn search_bounds(&self) -> SearchBounds {
+        SearchBounds {
             max_budget: self.config.max_budget,
+            budget_by_default: true,
             max_depth: self.config.max_depth,
             max_threads: self.config.max_threads,
-            default_profile: self.default_profile(),
+            network: self.network.is_some(),
+        }
+    }
+
+    /// What a `/simulate` request may ask for here.
+    pub fn simulate_bounds(&self) -> SimulateBounds {
+        SimulateBounds {
+            search: self.search_bounds(),
+            max_games: self.config.max_sim_games,
+            max_moves: self.config.max_sim_moves,
+            move_budget: self.config.sim_move_budget,
         }
     }
 }

@@ -5,8 +5,7 @@ use axum::Json;
 
 use super::JsonBody;
 use crate::answer::EvaluateResponse;
-use crate::eval::EvaluatorKind;
-use crate::server::dto::{self, Problems};
+use crate::request::EvaluateRequest;
 use crate::server::error::ApiError;
 use crate::server::AppState;
 
@@ -14,41 +13,11 @@ pub async fn handle(
     State(state): State<AppState>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<EvaluateResponse>, ApiError> {
-    let mut problems = Problems::default();
-    let map = dto::body_object(&body, &["board", "evaluator", "weights"], &mut problems)?;
-    let board = match map.get("board") {
-        Some(v) => dto::read_board(v, "/board", &mut problems),
-        None => {
-            problems.push("/board", "board is required");
-            None
-        }
-    };
-    let kind = match map.get("evaluator") {
-        None => Some(EvaluatorKind::Classic),
-        Some(v) => match v.as_str().map(str::parse::<EvaluatorKind>) {
-            Some(Ok(kind)) => Some(kind),
-            Some(Err(e)) => {
-                problems.push("/evaluator", e.to_string());
-                None
-            }
-            None => {
-                problems.push(
-                    "/evaluator",
-                    format!("evaluator must be \"classic\", \"tuned\" or \"ntuple\", found {v}"),
-                );
-                None
-            }
-        },
-    };
-    if let Some(k) = kind {
-        dto::check_network(map, k, state.network.is_some(), &mut problems);
-    }
-    let weights = kind.and_then(|k| dto::read_weights(map, k, &mut problems));
-    let (tiles, (kind, weights)) = problems.finish(board.zip(kind.zip(weights)))?;
+    let request = EvaluateRequest::from_json(&body, state.network.is_some())?;
     // Custom weights build a table (milliseconds of CPU): keep that off the async workers.
     let answer = tokio::task::spawn_blocking(move || {
-        let evaluator = dto::build_evaluator(kind, &weights, state.network.as_ref())?;
-        Ok::<_, ApiError>(EvaluateResponse::new(&tiles, &evaluator))
+        let evaluator = request.evaluator.build(state.network.as_ref())?;
+        Ok::<_, ApiError>(EvaluateResponse::new(&request.board, &evaluator))
     })
     .await
     .map_err(|e| ApiError::Internal(format!("evaluate task failed: {e}")))??;

@@ -16,7 +16,7 @@ use super::AppState;
 
 /// A JSON request body: 415 unless declared `application/json` (or `application/*+json`), 413 over the body
 /// limit, 408 when it has not fully arrived within the body timeout, 400 when it is not JSON. The typed reading (and
-/// its 422s) happens in `dto`.
+/// its 422s) happens in the request model, [`crate::request`].
 pub struct JsonBody(pub Value);
 
 impl FromRequest<AppState> for JsonBody {

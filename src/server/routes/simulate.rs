@@ -10,91 +10,13 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::Value;
 
 use super::JsonBody;
-use crate::engine::Tiles;
-use crate::search::SearchSettings;
-use crate::server::dto::{self, Problems, Weights};
+use crate::request::SimulateRequest;
 use crate::server::error::ApiError;
 use crate::server::limits::start_search;
 use crate::server::AppState;
 use crate::sim::{simulate, SimConfig, SimReport};
-
-/// A validated `/simulate` request.
-struct SimRequest {
-    start: Option<Tiles>,
-    games: u64,
-    seed: u64,
-    max_moves: Option<u64>,
-    trace: bool,
-    settings: SearchSettings,
-    weights: Weights,
-}
-
-fn read_request(state: &AppState, body: &Value) -> Result<SimRequest, ApiError> {
-    let config = &state.config;
-    let mut problems = Problems::default();
-    let mut known = vec!["board", "games", "seed", "max_moves", "trace"];
-    known.extend(dto::SEARCH_FIELDS.iter().filter(|f| **f != "seed"));
-    let map = dto::body_object(body, &known, &mut problems)?;
-    // An invalid board is recorded in `problems`, so `finish` below refuses the request.
-    let start = map
-        .get("board")
-        .and_then(|v| dto::read_board(v, "/board", &mut problems));
-    let games = match dto::read_u64(map, "games", 1, u64::MAX, &mut problems).unwrap_or(1) {
-        g if g > config.max_sim_games => {
-            problems.push(
-                "/games",
-                format!(
-                    "games {g} is over the server's limit of {} (--max-sim-games)",
-                    config.max_sim_games
-                ),
-            );
-            1
-        }
-        g => g,
-    };
-    let seed = dto::read_u64(map, "seed", 0, u64::MAX, &mut problems).unwrap_or(0);
-    let max_moves = match dto::read_u64(map, "max_moves", 1, u64::MAX, &mut problems) {
-        Some(m) if m > config.max_sim_moves => {
-            problems.push(
-                "/max_moves",
-                format!(
-                    "max_moves {m} is over the server's limit of {} moves per request (--max-sim-moves)",
-                    config.max_sim_moves
-                ),
-            );
-            None
-        }
-        m => m,
-    };
-    let trace = dto::read_bool(map, "trace", &mut problems).unwrap_or(false);
-    // Here `seed` is the games' seed (each move's search is seeded from it), not a search field: read it once.
-    let mut search_fields = map.clone();
-    search_fields.remove("seed");
-    let search = dto::read_search(&search_fields, &state.search_bounds(), &mut problems);
-    if let Some((s, _)) = &search {
-        dto::check_network(map, s.evaluator, state.network.is_some(), &mut problems);
-    }
-    let (mut settings, weights) = problems.finish(search)?;
-    // A move's search is bounded by depth unless the request asks for a budget (read and clamped like
-    // /best-move's, then to the per-move maximum): then the same seed and settings give the same games. The whole
-    // run is bounded by the simulation's own move and wall-clock limits.
-    settings.time_budget = settings
-        .time_budget
-        .filter(|_| map.contains_key("time_budget_ms"))
-        .map(|budget| budget.min(config.sim_move_budget));
-    Ok(SimRequest {
-        start,
-        games,
-        seed,
-        max_moves,
-        trace,
-        settings,
-        weights,
-    })
-}
 
 fn wants_ndjson(headers: &HeaderMap) -> bool {
     headers
@@ -108,32 +30,19 @@ pub async fn handle(
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let request = read_request(&state, &body)?;
-    let threads = request.settings.threads;
+    let request = SimulateRequest::from_json(&body, &state.simulate_bounds())?;
+    let threads = request.search.settings.threads;
     let stream = wants_ndjson(&headers);
     let limit = state.config.max_sim_time;
     let move_limit = state.config.max_sim_moves;
     let metrics_state = state.clone();
     let (lines, receiver) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
     let running = start_search(&state, threads, move |stop| -> Result<SimReport, ApiError> {
-        let evaluator = dto::build_evaluator(
-            request.settings.evaluator,
-            &request.weights,
-            metrics_state.network.as_ref(),
-        )?;
-        let mut settings = request.settings;
-        let threads = std::mem::replace(&mut settings.threads, 1);
+        let evaluator = request.search.evaluator.build(metrics_state.network.as_ref())?;
         let config = SimConfig {
-            games: request.games,
-            seed: request.seed,
-            start: request.start,
-            max_moves: request.max_moves,
             total_moves: Some(move_limit),
             time_limit: Some(limit),
-            settings,
-            evaluator,
-            threads,
-            trace: request.trace,
+            ..request.into_config(evaluator)
         };
         let report = simulate(&config, stop, |game| {
             if stream {

@@ -1,46 +1,17 @@
-//! Requests: read from a `serde_json::Value` field by field so that **every** problem is reported with its JSON
-//! pointer (serde's derive stops at the first). The answers are the library's [`crate::answer`] types.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! Reading a request out of JSON, field by field, so that **every** problem is reported with its JSON pointer
+//! (serde's derive stops at the first): the body object, the three board formats, numbers, strings, booleans.
 
 use serde_json::{Map, Value};
 
-use super::error::{ApiError, FieldError};
+use super::{Problems, MAX_WEIGHT};
 use crate::engine::{exponent_of, SavedCell, Tiles, MAX_TILE};
-use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};
-use crate::search::{Depth, Profile, SearchSettings, Terminal};
-
-/// Collects field problems while a request is read.
-#[derive(Default)]
-pub struct Problems(pub Vec<FieldError>);
-
-impl Problems {
-    pub fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
-        self.0.push(FieldError::new(pointer, message));
-    }
-
-    /// `Ok(value)` when nothing went wrong and the value was read, else the 422 listing every problem.
-    pub fn finish<T>(self, value: Option<T>) -> Result<T, ApiError> {
-        match value {
-            Some(v) if self.0.is_empty() => Ok(v),
-            _ if self.0.is_empty() => Err(ApiError::invalid("", "the request is invalid")),
-            _ => Err(ApiError::Invalid(self.0)),
-        }
-    }
-}
 
 /// The request body as an object, with unknown fields reported (a typo such as `"dept"` must not be ignored).
-pub fn body_object<'a>(
-    body: &'a Value,
-    known: &[&str],
-    problems: &mut Problems,
-) -> Result<&'a Map<String, Value>, ApiError> {
+/// `None` (and the one problem at `""`) when the body is not an object.
+pub fn body_object<'a>(body: &'a Value, known: &[&str], problems: &mut Problems) -> Option<&'a Map<String, Value>> {
     let Some(map) = body.as_object() else {
-        return Err(ApiError::invalid(
-            "",
-            format!("the body must be a JSON object, found {}", kind_of(body)),
-        ));
+        problems.push("", format!("the body must be a JSON object, found {}", kind_of(body)));
+        return None;
     };
     for key in map.keys() {
         if !known.contains(&key.as_str()) {
@@ -50,10 +21,11 @@ pub fn body_object<'a>(
             );
         }
     }
-    Ok(map)
+    Some(map)
 }
 
-fn kind_of(v: &Value) -> &'static str {
+/// "a number", "an array", ...: what a value is, for messages.
+pub fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -125,7 +97,7 @@ fn read_rows(rows: &[Value], at: &str, problems: &mut Problems) -> Option<Tiles>
         problems.push(at, format!("a board has 4 rows, found {}", rows.len()));
         return None;
     }
-    let before = problems.0.len();
+    let before = problems.len();
     let mut values = [[0i64; 4]; 4];
     for (r, row) in rows.iter().enumerate() {
         let Some(cells) = row.as_array() else {
@@ -146,7 +118,7 @@ fn read_rows(rows: &[Value], at: &str, problems: &mut Problems) -> Option<Tiles>
             }
         }
     }
-    if problems.0.len() > before {
+    if problems.len() > before {
         return None;
     }
     match Tiles::from_rows(&values) {
@@ -174,7 +146,7 @@ fn read_saved_state(state: &Map<String, Value>, at: &str, problems: &mut Problem
         );
         return None;
     };
-    let before = problems.0.len();
+    let before = problems.len();
     let mut cells: Vec<Vec<Option<SavedCell>>> = Vec::with_capacity(columns.len());
     for (x, column) in columns.iter().enumerate() {
         let Some(column) = column.as_array() else {
@@ -207,7 +179,7 @@ fn read_saved_state(state: &Map<String, Value>, at: &str, problems: &mut Problem
         }
         cells.push(out);
     }
-    if problems.0.len() > before {
+    if problems.len() > before {
         return None;
     }
     match Tiles::from_saved_cells(size, &cells) {
@@ -250,10 +222,8 @@ pub fn read_clamped(map: &Map<String, Value>, name: &str, min: u64, max: u64, pr
     }
 }
 
-/// The largest magnitude of a weight (and of `reward_weight`): keeps every value and contribution finite.
-pub const MAX_WEIGHT: f64 = 1e9;
-
-fn read_f64(map: &Map<String, Value>, name: &str, problems: &mut Problems) -> Option<f64> {
+/// An optional finite number.
+pub fn read_f64(map: &Map<String, Value>, name: &str, problems: &mut Problems) -> Option<f64> {
     let v = map.get(name)?;
     match v.as_f64() {
         Some(x) if x.is_finite() => Some(x),
@@ -265,7 +235,7 @@ fn read_f64(map: &Map<String, Value>, name: &str, problems: &mut Problems) -> Op
 }
 
 /// A weight: a number from -[`MAX_WEIGHT`] to [`MAX_WEIGHT`].
-fn weight_value(v: &Value) -> Result<f64, String> {
+pub fn weight_value(v: &Value) -> Result<f64, String> {
     match v.as_f64() {
         Some(x) if x.abs() <= MAX_WEIGHT => Ok(x),
         _ => Err(format!(
@@ -274,7 +244,8 @@ fn weight_value(v: &Value) -> Result<f64, String> {
     }
 }
 
-fn read_str<'a>(map: &'a Map<String, Value>, name: &str, problems: &mut Problems) -> Option<&'a str> {
+/// An optional string.
+pub fn read_str<'a>(map: &'a Map<String, Value>, name: &str, problems: &mut Problems) -> Option<&'a str> {
     let v = map.get(name)?;
     match v.as_str() {
         Some(s) => Some(s),
@@ -298,180 +269,4 @@ pub fn read_bool(map: &Map<String, Value>, name: &str, problems: &mut Problems) 
             None
         }
     }
-}
-
-/// The server's bounds on what a request may ask for.
-#[derive(Clone, Copy, Debug)]
-pub struct SearchBounds {
-    pub max_budget: Duration,
-    pub max_depth: u32,
-    pub max_threads: usize,
-    /// The profile of a request that names none ([`Profile::default_for`] the service's network).
-    pub default_profile: Profile,
-}
-
-/// The search settings fields shared by `/best-move` and `/simulate`.
-pub const SEARCH_FIELDS: &[&str] = &[
-    "profile",
-    "evaluator",
-    "depth",
-    "time_budget_ms",
-    "prob_cutoff",
-    "reward_weight",
-    "terminal",
-    "weights",
-    "sample_cells",
-    "top_k",
-    "seed",
-    "threads",
-];
-
-/// Validated weight overrides, `(name, value)`; turned into an evaluator off the async workers (building a weight
-/// table takes milliseconds) by [`build_evaluator`].
-pub type Weights = Vec<(String, f64)>;
-
-/// The evaluator of `kind` with `weights` applied (the names and values were validated when read) and `network`
-/// as the `ntuple` evaluator's network.
-pub fn build_evaluator(
-    kind: EvaluatorKind,
-    weights: &Weights,
-    network: Option<&Arc<Network>>,
-) -> Result<AnyEvaluator, ApiError> {
-    kind.with_network(network, weights).map_err(|e| {
-        let at = if matches!(e, WeightError::NoNetwork) {
-            "/evaluator"
-        } else {
-            "/weights"
-        };
-        ApiError::Invalid(vec![FieldError::new(at, e.to_string())])
-    })
-}
-
-/// Records a problem when the request needs the `ntuple` evaluator (profile `learned` or evaluator `ntuple`) and
-/// the service has no network loaded: at `/evaluator` when the request named it, else at `/profile`.
-pub fn check_network(map: &Map<String, Value>, kind: EvaluatorKind, loaded: bool, problems: &mut Problems) {
-    if kind == EvaluatorKind::NTuple && !loaded {
-        let at = if map.contains_key("evaluator") {
-            "/evaluator"
-        } else {
-            "/profile"
-        };
-        problems.push(at, WeightError::NoNetwork.to_string());
-    }
-}
-
-/// Reads the search settings: the profile's defaults with every given field applied, the budget clamped to the
-/// server's maximum (a request without a budget gets that maximum), and the validated weight overrides.
-pub fn read_search(
-    map: &Map<String, Value>,
-    bounds: &SearchBounds,
-    problems: &mut Problems,
-) -> Option<(SearchSettings, Weights)> {
-    let before = problems.0.len();
-    let profile = match read_str(map, "profile", problems).map(str::parse::<Profile>) {
-        Some(Ok(p)) => p,
-        Some(Err(e)) => {
-            problems.push("/profile", e.to_string());
-            bounds.default_profile
-        }
-        None => bounds.default_profile,
-    };
-    let mut s = profile.settings();
-    match read_str(map, "evaluator", problems).map(str::parse::<EvaluatorKind>) {
-        Some(Ok(kind)) => s.evaluator = kind,
-        Some(Err(e)) => problems.push("/evaluator", e.to_string()),
-        None => {}
-    }
-    if let Some(v) = map.get("depth") {
-        match (v.as_str(), whole_number(v).and_then(|d| u64::try_from(d).ok())) {
-            (Some("auto"), _) => s.depth = Depth::Auto,
-            (_, Some(d)) if (1..=u64::from(bounds.max_depth)).contains(&d) => s.depth = Depth::Plies(d as u32),
-            (_, Some(d)) if d > u64::from(bounds.max_depth) => problems.push(
-                "/depth",
-                format!(
-                    "depth {d} is over the server's limit of {} plies (--max-depth)",
-                    bounds.max_depth
-                ),
-            ),
-            _ => problems.push(
-                "/depth",
-                format!("depth must be \"auto\" or a number of plies from 1, found {v}"),
-            ),
-        }
-    }
-    let max_ms = bounds.max_budget.as_millis() as u64;
-    let budget_ms = read_clamped(map, "time_budget_ms", 1, max_ms, problems).unwrap_or(max_ms);
-    s.time_budget = Some(Duration::from_millis(budget_ms));
-    if let Some(p) = read_f64(map, "prob_cutoff", problems) {
-        if (0.0..1.0).contains(&p) {
-            s.prob_cutoff = p;
-        } else {
-            problems.push(
-                "/prob_cutoff",
-                format!("prob_cutoff must be at least 0 and below 1, found {p}"),
-            );
-        }
-    }
-    if let Some(v) = map.get("reward_weight") {
-        match weight_value(v) {
-            Ok(w) => s.reward_weight = w,
-            Err(message) => problems.push("/reward_weight", format!("reward_weight {message}")),
-        }
-    }
-    match read_str(map, "terminal", problems).map(str::parse::<Terminal>) {
-        Some(Ok(t)) => s.terminal = t,
-        Some(Err(e)) => problems.push("/terminal", e.to_string()),
-        None => {}
-    }
-    s.sample_cells = read_u64(map, "sample_cells", 1, 16, problems).map(|k| k as u32);
-    s.top_k = read_u64(map, "top_k", 1, 4, problems).map(|k| k as u32);
-    if let Some(seed) = read_u64(map, "seed", 0, u64::MAX, problems) {
-        s.seed = seed;
-    }
-    // More threads than the server allows are clamped to its limit, like the time budget.
-    if let Some(t) = read_clamped(map, "threads", 1, bounds.max_threads as u64, problems) {
-        s.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
-    }
-    let evaluator = read_weights(map, s.evaluator, problems);
-    (problems.0.len() == before)
-        .then_some(())
-        .and(evaluator.map(|e| (s, e)))
-}
-
-/// The request's `weights`: names known to the evaluator, finite numbers.
-pub fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mut Problems) -> Option<Weights> {
-    let Some(v) = map.get("weights") else {
-        return Some(Vec::new());
-    };
-    let Some(obj) = v.as_object() else {
-        problems.push(
-            "/weights",
-            format!(
-                "weights must be an object of weight names to numbers, found {}",
-                kind_of(v)
-            ),
-        );
-        return None;
-    };
-    let mut overrides = Vec::new();
-    let known: Vec<&str> = kind.default_weights().iter().map(|(n, _)| *n).collect();
-    let before = problems.0.len();
-    for (name, value) in obj {
-        let at = pointer(&["weights", name]);
-        if !known.contains(&name.as_str()) {
-            problems.push(
-                at,
-                format!(
-                    "unknown weight {name:?} for evaluator {kind} (known: {})",
-                    known.join(", ")
-                ),
-            );
-            continue;
-        }
-        match weight_value(value) {
-            Ok(x) => overrides.push((name.clone(), x)),
-            Err(message) => problems.push(at, format!("weight {name:?} {message}")),
-        }
-    }
-    (problems.0.len() == before).then_some(overrides)
 }

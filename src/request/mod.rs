@@ -1,0 +1,551 @@
+//! One request model for every front-end: the best-move, evaluate and simulate requests that the HTTP API and
+//! the command line both parse into, with one validation that collects every problem, and the one definition of
+//! each bound and default.
+//!
+//! A request is read from JSON (the HTTP body; the command line turns its flags into the same JSON first), field by
+//! field ([`read`]), so that every problem comes back at once, each at its JSON pointer ([`Problem`]). The HTTP API
+//! answers them as a 422; the command line names the flag instead of the pointer. The bounds that depend on where
+//! the search runs (the server's configured maxima, or none on the command line) come in as [`SearchBounds`].
+//!
+//! May import `engine`, `eval`, `search` and `sim`; nothing here knows HTTP or the command line.
+
+pub mod read;
+
+use std::ops::{Range, RangeInclusive};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::engine::Tiles;
+use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};
+use crate::search::{Depth, Profile, SearchSettings, Terminal, MAX_DEPTH};
+use crate::sim::SimConfig;
+use read::{
+    body_object, kind_of, pointer, read_board, read_bool, read_clamped, read_f64, read_str, read_u64, weight_value,
+    whole_number,
+};
+
+/// `time_budget_ms`: the smallest budget; larger ones are clamped to the bound's maximum.
+pub const MIN_BUDGET_MS: u64 = 1;
+/// `depth` in plies, when not `auto` (the upper end is also capped by [`SearchBounds::max_depth`]).
+pub const DEPTH: RangeInclusive<u64> = 1..=MAX_DEPTH as u64;
+/// `prob_cutoff`: at least 0, below 1.
+pub const PROB_CUTOFF: Range<f64> = 0.0..1.0;
+/// The largest magnitude of a weight (and of `reward_weight`): keeps every value and contribution finite.
+pub const MAX_WEIGHT: f64 = 1e9;
+/// `sample_cells`: empty cells a chance node averages over at most.
+pub const SAMPLE_CELLS: RangeInclusive<u64> = 1..=16;
+/// `top_k`: moves expanded below the root.
+pub const TOP_K: RangeInclusive<u64> = 1..=4;
+/// `threads`: at least one (more than [`SearchBounds::max_threads`] are clamped to it).
+pub const MIN_THREADS: u64 = 1;
+/// `/simulate` `games` when not given, and the fewest.
+pub const DEFAULT_GAMES: u64 = 1;
+/// `/simulate` `seed` when not given.
+pub const DEFAULT_SIM_SEED: u64 = 0;
+/// `/simulate` `max_moves`: the fewest moves per game.
+pub const MIN_MAX_MOVES: u64 = 1;
+/// `/evaluate` `evaluator` when not given (the explainable heuristic of the seed document).
+pub const DEFAULT_EVALUATE_EVALUATOR: EvaluatorKind = EvaluatorKind::Classic;
+/// The largest time budget of a search run on the command line (a day): a larger one is clamped to it.
+pub const LOCAL_MAX_BUDGET: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The fields of a search request shared by `/best-move` and `/simulate`.
+pub const SEARCH_FIELDS: &[&str] = &[
+    "profile",
+    "evaluator",
+    "depth",
+    "time_budget_ms",
+    "prob_cutoff",
+    "reward_weight",
+    "terminal",
+    "weights",
+    "sample_cells",
+    "top_k",
+    "seed",
+    "threads",
+];
+
+/// One problem with one place in the request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// JSON pointer (RFC 6901) into the request, e.g. `/board/2/3`; `""` for the whole request.
+    pub pointer: String,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every problem found in a request, in the order the fields were read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Problems(Vec<Problem>);
+
+impl Problems {
+    pub fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Problem::new(pointer, message));
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Problem> {
+        self.0.iter()
+    }
+
+    pub fn into_vec(self) -> Vec<Problem> {
+        self.0
+    }
+
+    /// `Ok(value)` when nothing went wrong and the value was read, else every problem.
+    pub fn finish<T>(mut self, value: Option<T>) -> Result<T, Problems> {
+        match value {
+            Some(v) if self.0.is_empty() => Ok(v),
+            _ if self.0.is_empty() => {
+                self.push("", "the request is invalid");
+                Err(self)
+            }
+            _ => Err(self),
+        }
+    }
+}
+
+impl From<Problem> for Problems {
+    fn from(problem: Problem) -> Problems {
+        Problems(vec![problem])
+    }
+}
+
+/// What a request may ask for where its search runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchBounds {
+    /// The largest time budget; a larger one is clamped to it.
+    pub max_budget: Duration,
+    /// True: a request without `time_budget_ms` gets `max_budget` (a server bounds every search); false: it
+    /// searches to its depth without a budget (the command line).
+    pub budget_by_default: bool,
+    /// The largest explicit depth, in plies.
+    pub max_depth: u32,
+    /// The most threads one search may use; more are clamped to it.
+    pub max_threads: usize,
+    /// Whether a network is loaded (or loadable): the profile of a request that names none
+    /// ([`Profile::default_for`]) and whether evaluator `ntuple` can be asked for.
+    pub network: bool,
+}
+
+impl SearchBounds {
+    /// The bounds of a search run on this machine from the command line: no budget unless asked (at most
+    /// [`LOCAL_MAX_BUDGET`]), any depth the engine supports, threads up to the number of CPUs.
+    pub fn local(network: bool) -> SearchBounds {
+        SearchBounds {
+            max_budget: LOCAL_MAX_BUDGET,
+            budget_by_default: false,
+            max_depth: MAX_DEPTH,
+            max_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            network,
+        }
+    }
+
+    /// The profile of a request that names none.
+    pub fn default_profile(&self) -> Profile {
+        Profile::default_for(self.network)
+    }
+}
+
+/// What a `/simulate` request may ask for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimulateBounds {
+    pub search: SearchBounds,
+    /// Games per request.
+    pub max_games: u64,
+    /// `max_moves` per game at most (a server's limit of moves per request).
+    pub max_moves: u64,
+    /// The largest time budget of each move's search.
+    pub move_budget: Duration,
+}
+
+impl SimulateBounds {
+    /// The command line's: no limit but the search's.
+    pub fn local(network: bool) -> SimulateBounds {
+        SimulateBounds {
+            search: SearchBounds::local(network),
+            max_games: u64::MAX,
+            max_moves: u64::MAX,
+            move_budget: LOCAL_MAX_BUDGET,
+        }
+    }
+}
+
+/// Weight overrides by name, validated against the evaluator's names; `(name, value)`.
+pub type Weights = Vec<(String, f64)>;
+
+/// An evaluator as asked for: its kind and weight overrides. Built into an [`AnyEvaluator`] by
+/// [`EvaluatorRequest::build`] (off the async workers in the server: custom weights build tables).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvaluatorRequest {
+    pub kind: EvaluatorKind,
+    pub weights: Weights,
+    /// True when the request named its evaluator (a missing network is then reported at `/evaluator`, else at
+    /// `/profile`).
+    pub named: bool,
+}
+
+impl EvaluatorRequest {
+    /// The evaluator, with `network` as the `ntuple` evaluator's network.
+    pub fn build(&self, network: Option<&Arc<Network>>) -> Result<AnyEvaluator, Problem> {
+        self.kind.with_network(network, &self.weights).map_err(|e| {
+            let at = match e {
+                WeightError::NoNetwork if self.named => "/evaluator",
+                WeightError::NoNetwork => "/profile",
+                _ => "/weights",
+            };
+            Problem::new(at, e.to_string())
+        })
+    }
+}
+
+/// A search as asked for: the settings and the evaluator they run with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchRequest {
+    pub settings: SearchSettings,
+    pub evaluator: EvaluatorRequest,
+}
+
+impl SearchRequest {
+    /// Reads and validates the search fields alone (a board-less request: `advisor2048 bench` searches its own
+    /// positions), reporting every problem.
+    pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<SearchRequest, Problems> {
+        let mut problems = Problems::default();
+        let Some(map) = body_object(body, SEARCH_FIELDS, &mut problems) else {
+            return Err(problems);
+        };
+        let search = read_search(map, bounds, &mut problems);
+        problems.finish(search)
+    }
+}
+
+/// `POST /best-move` and `advisor2048 best-move`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BestMoveRequest {
+    pub board: Tiles,
+    pub search: SearchRequest,
+}
+
+impl BestMoveRequest {
+    /// Reads and validates a request, reporting every problem.
+    pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<BestMoveRequest, Problems> {
+        let mut problems = Problems::default();
+        let mut known = vec!["board"];
+        known.extend_from_slice(SEARCH_FIELDS);
+        let Some(map) = body_object(body, &known, &mut problems) else {
+            return Err(problems);
+        };
+        let board = required_board(map, &mut problems);
+        let search = read_search(map, bounds, &mut problems);
+        let (board, search) = problems.finish(board.zip(search))?;
+        Ok(BestMoveRequest { board, search })
+    }
+}
+
+/// `POST /evaluate` and `advisor2048 evaluate`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvaluateRequest {
+    pub board: Tiles,
+    pub evaluator: EvaluatorRequest,
+}
+
+impl EvaluateRequest {
+    /// Reads and validates a request, reporting every problem; `network` says whether `ntuple` can be asked for.
+    pub fn from_json(body: &Value, network: bool) -> Result<EvaluateRequest, Problems> {
+        let mut problems = Problems::default();
+        let Some(map) = body_object(body, &["board", "evaluator", "weights"], &mut problems) else {
+            return Err(problems);
+        };
+        let board = required_board(map, &mut problems);
+        let kind = match map.get("evaluator") {
+            None => Some(DEFAULT_EVALUATE_EVALUATOR),
+            Some(v) => match v.as_str().map(str::parse::<EvaluatorKind>) {
+                Some(Ok(kind)) => Some(kind),
+                Some(Err(e)) => {
+                    problems.push("/evaluator", e.to_string());
+                    None
+                }
+                None => {
+                    problems.push(
+                        "/evaluator",
+                        format!("evaluator must be \"classic\", \"tuned\" or \"ntuple\", found {v}"),
+                    );
+                    None
+                }
+            },
+        };
+        if let Some(k) = kind {
+            check_network(map, k, network, &mut problems);
+        }
+        let weights = kind.and_then(|k| read_weights(map, k, &mut problems));
+        let (board, (kind, weights)) = problems.finish(board.zip(kind.zip(weights)))?;
+        Ok(EvaluateRequest {
+            board,
+            evaluator: EvaluatorRequest {
+                kind,
+                weights,
+                named: map.contains_key("evaluator"),
+            },
+        })
+    }
+}
+
+/// `POST /simulate` and `advisor2048 simulate`: seeded self-play.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimulateRequest {
+    /// The board every game starts from; `None`: new games.
+    pub start: Option<Tiles>,
+    pub games: u64,
+    /// The run's seed (each move's search is seeded from it).
+    pub seed: u64,
+    pub max_moves: Option<u64>,
+    pub trace: bool,
+    /// Each move's search. Its `threads` are the run's: games played in parallel, each search on one thread.
+    /// Bounded by depth unless the request gives a budget (then clamped to the per-move maximum): the same seed
+    /// and settings then give the same games.
+    pub search: SearchRequest,
+}
+
+impl SimulateRequest {
+    /// Reads and validates a request, reporting every problem.
+    pub fn from_json(body: &Value, bounds: &SimulateBounds) -> Result<SimulateRequest, Problems> {
+        let mut problems = Problems::default();
+        let mut known = vec!["board", "games", "seed", "max_moves", "trace"];
+        known.extend(SEARCH_FIELDS.iter().filter(|f| **f != "seed"));
+        let Some(map) = body_object(body, &known, &mut problems) else {
+            return Err(problems);
+        };
+        // An invalid board is recorded in `problems`, so `finish` below refuses the request.
+        let start = map.get("board").and_then(|v| read_board(v, "/board", &mut problems));
+        let games = match read_u64(map, "games", DEFAULT_GAMES, u64::MAX, &mut problems).unwrap_or(DEFAULT_GAMES) {
+            g if g > bounds.max_games => {
+                problems.push(
+                    "/games",
+                    format!(
+                        "games {g} is over the server's limit of {} (--max-sim-games)",
+                        bounds.max_games
+                    ),
+                );
+                DEFAULT_GAMES
+            }
+            g => g,
+        };
+        let seed = read_u64(map, "seed", 0, u64::MAX, &mut problems).unwrap_or(DEFAULT_SIM_SEED);
+        let max_moves = match read_u64(map, "max_moves", MIN_MAX_MOVES, u64::MAX, &mut problems) {
+            Some(m) if m > bounds.max_moves => {
+                problems.push(
+                    "/max_moves",
+                    format!(
+                        "max_moves {m} is over the server's limit of {} moves per request (--max-sim-moves)",
+                        bounds.max_moves
+                    ),
+                );
+                None
+            }
+            m => m,
+        };
+        let trace = read_bool(map, "trace", &mut problems).unwrap_or(false);
+        // Here `seed` is the games' seed, not a search field: it was read once, above.
+        let mut search_fields = map.clone();
+        search_fields.remove("seed");
+        let search_bounds = SearchBounds {
+            max_budget: bounds.search.max_budget.min(bounds.move_budget),
+            budget_by_default: false,
+            ..bounds.search
+        };
+        let search = read_search(&search_fields, &search_bounds, &mut problems);
+        let search = problems.finish(search)?;
+        Ok(SimulateRequest {
+            start,
+            games,
+            seed,
+            max_moves,
+            trace,
+            search,
+        })
+    }
+
+    /// The run: these games with `evaluator` (built from [`SimulateRequest::search`]), the request's threads
+    /// playing games in parallel and each search on one thread; no run-wide limits (the caller adds its own).
+    pub fn into_config(self, evaluator: AnyEvaluator) -> SimConfig {
+        let mut settings = self.search.settings;
+        let threads = std::mem::replace(&mut settings.threads, 1);
+        SimConfig {
+            start: self.start,
+            max_moves: self.max_moves,
+            threads,
+            trace: self.trace,
+            ..SimConfig::new(self.games, self.seed, settings, evaluator)
+        }
+    }
+}
+
+fn required_board(map: &Map<String, Value>, problems: &mut Problems) -> Option<Tiles> {
+    match map.get("board") {
+        Some(v) => read_board(v, "/board", problems),
+        None => {
+            problems.push("/board", "board is required");
+            None
+        }
+    }
+}
+
+/// Records a problem when the request needs the `ntuple` evaluator (profile `learned` or evaluator `ntuple`) and
+/// no network is loaded: at `/evaluator` when the request named it, else at `/profile`.
+fn check_network(map: &Map<String, Value>, kind: EvaluatorKind, loaded: bool, problems: &mut Problems) {
+    if kind == EvaluatorKind::NTuple && !loaded {
+        let at = if map.contains_key("evaluator") {
+            "/evaluator"
+        } else {
+            "/profile"
+        };
+        problems.push(at, WeightError::NoNetwork.to_string());
+    }
+}
+
+/// Reads the search fields: the profile's defaults with every given field applied, the budget clamped to the
+/// bounds' maximum, and the validated weight overrides.
+fn read_search(map: &Map<String, Value>, bounds: &SearchBounds, problems: &mut Problems) -> Option<SearchRequest> {
+    let before = problems.len();
+    let profile = match read_str(map, "profile", problems).map(str::parse::<Profile>) {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => {
+            problems.push("/profile", e.to_string());
+            bounds.default_profile()
+        }
+        None => bounds.default_profile(),
+    };
+    let mut s = profile.settings();
+    let mut kind = profile.evaluator();
+    match read_str(map, "evaluator", problems).map(str::parse::<EvaluatorKind>) {
+        Some(Ok(k)) => kind = k,
+        Some(Err(e)) => problems.push("/evaluator", e.to_string()),
+        None => {}
+    }
+    if let Some(v) = map.get("depth") {
+        let max_depth = u64::from(bounds.max_depth).min(*DEPTH.end());
+        match (v.as_str(), whole_number(v).and_then(|d| u64::try_from(d).ok())) {
+            (Some("auto"), _) => s.depth = Depth::Auto,
+            (_, Some(d)) if (*DEPTH.start()..=max_depth).contains(&d) => s.depth = Depth::Plies(d as u32),
+            (_, Some(d)) if d > max_depth => problems.push(
+                "/depth",
+                format!("depth {d} is over the server's limit of {max_depth} plies (--max-depth)"),
+            ),
+            _ => problems.push(
+                "/depth",
+                format!("depth must be \"auto\" or a number of plies from 1, found {v}"),
+            ),
+        }
+    }
+    let max_ms = u64::try_from(bounds.max_budget.as_millis()).unwrap_or(u64::MAX);
+    s.time_budget = match read_clamped(map, "time_budget_ms", MIN_BUDGET_MS, max_ms, problems) {
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None if bounds.budget_by_default => Some(bounds.max_budget),
+        None => None,
+    };
+    if let Some(p) = read_f64(map, "prob_cutoff", problems) {
+        if PROB_CUTOFF.contains(&p) {
+            s.prob_cutoff = p;
+        } else {
+            problems.push(
+                "/prob_cutoff",
+                format!("prob_cutoff must be at least 0 and below 1, found {p}"),
+            );
+        }
+    }
+    if let Some(v) = map.get("reward_weight") {
+        match weight_value(v) {
+            Ok(w) => s.reward_weight = w,
+            Err(message) => problems.push("/reward_weight", format!("reward_weight {message}")),
+        }
+    }
+    match read_str(map, "terminal", problems).map(str::parse::<Terminal>) {
+        Some(Ok(t)) => s.terminal = t,
+        Some(Err(e)) => problems.push("/terminal", e.to_string()),
+        None => {}
+    }
+    s.sample_cells = read_u64(
+        map,
+        "sample_cells",
+        *SAMPLE_CELLS.start(),
+        *SAMPLE_CELLS.end(),
+        problems,
+    )
+    .map(|k| k as u32);
+    s.top_k = read_u64(map, "top_k", *TOP_K.start(), *TOP_K.end(), problems).map(|k| k as u32);
+    if let Some(seed) = read_u64(map, "seed", 0, u64::MAX, problems) {
+        s.seed = seed;
+    }
+    // More threads than allowed are clamped to the limit, like the time budget.
+    if let Some(t) = read_clamped(map, "threads", MIN_THREADS, bounds.max_threads as u64, problems) {
+        s.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
+    }
+    let weights = read_weights(map, kind, problems);
+    if problems.len() > before {
+        return None;
+    }
+    // Only a request that is otherwise valid hears that its evaluator needs a network.
+    check_network(map, kind, bounds.network, problems);
+    let evaluator = EvaluatorRequest {
+        kind,
+        weights: weights?,
+        named: map.contains_key("evaluator"),
+    };
+    (problems.len() == before).then_some(SearchRequest { settings: s, evaluator })
+}
+
+/// The request's `weights`: names known to the evaluator, numbers within [`MAX_WEIGHT`].
+fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mut Problems) -> Option<Weights> {
+    let Some(v) = map.get("weights") else {
+        return Some(Vec::new());
+    };
+    let Some(obj) = v.as_object() else {
+        problems.push(
+            "/weights",
+            format!(
+                "weights must be an object of weight names to numbers, found {}",
+                kind_of(v)
+            ),
+        );
+        return None;
+    };
+    let mut overrides = Vec::new();
+    let known: Vec<&str> = kind.default_weights().iter().map(|(n, _)| *n).collect();
+    let before = problems.len();
+    for (name, value) in obj {
+        let at = pointer(&["weights", name]);
+        if !known.contains(&name.as_str()) {
+            problems.push(
+                at,
+                format!(
+                    "unknown weight {name:?} for evaluator {kind} (known: {})",
+                    known.join(", ")
+                ),
+            );
+            continue;
+        }
+        match weight_value(value) {
+            Ok(x) => overrides.push((name.clone(), x)),
+            Err(message) => problems.push(at, format!("weight {name:?} {message}")),
+        }
+    }
+    (problems.len() == before).then_some(overrides)
+}
