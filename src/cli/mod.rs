@@ -19,7 +19,7 @@ use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, Network};
 use advisor2048::request::{BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds, SearchRequest};
 use advisor2048::search::{search, SearchSettings, StopHandle, MAX_DEPTH};
 use advisor2048::server::cors::CorsOrigins;
-use advisor2048::server::{self, AppState, ServerConfig, DEFAULT_LISTEN};
+use advisor2048::server::{self, defaults, AppState, ServerConfig, DEFAULT_LISTEN};
 use request::{Body, Flags};
 
 /// advisor2048: tells a 2048 player which way to move, and why.
@@ -67,10 +67,10 @@ pub struct ServeArgs {
     #[arg(long, env = "ADVISOR_MAX_SEARCHES")]
     pub max_searches: Option<usize>,
     /// Requests that may wait for a search slot; beyond this the answer is 503 at once.
-    #[arg(long, env = "ADVISOR_MAX_QUEUE", default_value_t = 64)]
+    #[arg(long, env = "ADVISOR_MAX_QUEUE", default_value_t = defaults::MAX_QUEUE)]
     pub max_queue: usize,
     /// Largest time budget of one search in ms; requests without a budget get this one.
-    #[arg(long, env = "ADVISOR_MAX_BUDGET_MS", default_value_t = 5000)]
+    #[arg(long, env = "ADVISOR_MAX_BUDGET_MS", default_value_t = defaults::MAX_BUDGET_MS)]
     pub max_budget_ms: u64,
     /// Largest explicit depth in plies (`auto` is bounded by the budget only).
     #[arg(long, env = "ADVISOR_MAX_DEPTH", default_value_t = MAX_DEPTH)]
@@ -79,42 +79,42 @@ pub struct ServeArgs {
     #[arg(long, env = "ADVISOR_MAX_THREADS")]
     pub max_threads: Option<usize>,
     /// /simulate: most games per request.
-    #[arg(long, env = "ADVISOR_MAX_SIM_GAMES", default_value_t = 1000)]
+    #[arg(long, env = "ADVISOR_MAX_SIM_GAMES", default_value_t = defaults::MAX_SIM_GAMES)]
     pub max_sim_games: u64,
     /// /simulate: most moves per request, over all its games.
-    #[arg(long, env = "ADVISOR_MAX_SIM_MOVES", default_value_t = 2_000_000)]
+    #[arg(long, env = "ADVISOR_MAX_SIM_MOVES", default_value_t = defaults::MAX_SIM_MOVES)]
     pub max_sim_moves: u64,
     /// /simulate: wall-clock limit in seconds; the games finished by then are returned.
-    #[arg(long, env = "ADVISOR_MAX_SIM_SECONDS", default_value_t = 120)]
+    #[arg(long, env = "ADVISOR_MAX_SIM_SECONDS", default_value_t = defaults::MAX_SIM_SECONDS)]
     pub max_sim_seconds: u64,
     /// /simulate: largest time budget of each move's search, in ms.
-    #[arg(long, env = "ADVISOR_SIM_MOVE_BUDGET_MS", default_value_t = 1000)]
+    #[arg(long, env = "ADVISOR_SIM_MOVE_BUDGET_MS", default_value_t = defaults::SIM_MOVE_BUDGET_MS)]
     pub sim_move_budget_ms: u64,
     /// Largest request body in bytes.
-    #[arg(long, env = "ADVISOR_BODY_LIMIT", default_value_t = 64 * 1024)]
+    #[arg(long, env = "ADVISOR_BODY_LIMIT", default_value_t = defaults::BODY_LIMIT)]
     pub body_limit: usize,
     /// Requests still running after this many seconds get 504.
-    #[arg(long, env = "ADVISOR_REQUEST_TIMEOUT_S", default_value_t = 150)]
+    #[arg(long, env = "ADVISOR_REQUEST_TIMEOUT_S", default_value_t = defaults::REQUEST_TIMEOUT_S)]
     pub request_timeout_s: u64,
     /// Seconds a client has to send a request head (request line and headers), from connecting or, on a kept-alive
     /// connection, from the request's first byte; then the connection is closed.
-    #[arg(long, env = "ADVISOR_HEADER_TIMEOUT_S", default_value_t = 10)]
+    #[arg(long, env = "ADVISOR_HEADER_TIMEOUT_S", default_value_t = defaults::HEADER_TIMEOUT_S)]
     pub header_timeout_s: u64,
     /// Seconds a kept-alive connection may wait for its next request before it is closed.
-    #[arg(long, env = "ADVISOR_IDLE_TIMEOUT_S", default_value_t = 60)]
+    #[arg(long, env = "ADVISOR_IDLE_TIMEOUT_S", default_value_t = defaults::IDLE_TIMEOUT_S)]
     pub idle_timeout_s: u64,
     /// Seconds a client has to send a request body once its head arrived; then 408 and the connection is closed.
-    #[arg(long, env = "ADVISOR_BODY_TIMEOUT_S", default_value_t = 30)]
+    #[arg(long, env = "ADVISOR_BODY_TIMEOUT_S", default_value_t = defaults::BODY_TIMEOUT_S)]
     pub body_timeout_s: u64,
     /// Open connections at most; a new connection beyond them is closed at once [default: half the soft limit of
     /// open files (ulimit -n), at most 10000].
     #[arg(long, env = "ADVISOR_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
     /// Largest request head (request line and headers) in bytes; larger is 431 and the connection is closed.
-    #[arg(long, env = "ADVISOR_MAX_HEADER_BYTES", default_value_t = 16 * 1024)]
+    #[arg(long, env = "ADVISOR_MAX_HEADER_BYTES", default_value_t = defaults::MAX_HEADER_BYTES)]
     pub max_header_bytes: usize,
     /// Most header fields in one request (1-100); more is 431 and the connection is closed.
-    #[arg(long, env = "ADVISOR_MAX_HEADERS", default_value_t = 64)]
+    #[arg(long, env = "ADVISOR_MAX_HEADERS", default_value_t = defaults::MAX_HEADERS)]
     pub max_headers: usize,
     /// Origins whose web pages may call the service from a browser, comma-separated: scheme://host[:port], with
     /// port '*' for any port; '*' alone allows every origin (no credentials). Requests without an Origin header
@@ -127,7 +127,7 @@ pub struct ServeArgs {
     )]
     pub cors_origins: Vec<String>,
     /// Seconds shutdown waits for running searches before cancelling them.
-    #[arg(long, env = "ADVISOR_SHUTDOWN_GRACE_S", default_value_t = 10)]
+    #[arg(long, env = "ADVISOR_SHUTDOWN_GRACE_S", default_value_t = defaults::SHUTDOWN_GRACE_S)]
     pub shutdown_grace_s: u64,
     /// Log format.
     #[arg(long, env = "ADVISOR_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]

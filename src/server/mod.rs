@@ -43,6 +43,38 @@ use metrics::Metrics;
 /// Where the service listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:2048";
 
+/// The defaults of [`ServerConfig`], which are also the `serve` flags' defaults (written once, here).
+pub mod defaults {
+    /// Requests that may wait for a search permit.
+    pub const MAX_QUEUE: usize = 64;
+    /// The largest time budget of one search, in ms.
+    pub const MAX_BUDGET_MS: u64 = 5000;
+    /// `/simulate`: games per request.
+    pub const MAX_SIM_GAMES: u64 = 1000;
+    /// `/simulate`: moves per request.
+    pub const MAX_SIM_MOVES: u64 = 2_000_000;
+    /// `/simulate`: wall-clock seconds per request.
+    pub const MAX_SIM_SECONDS: u64 = 120;
+    /// `/simulate`: the largest time budget of each move's search, in ms.
+    pub const SIM_MOVE_BUDGET_MS: u64 = 1000;
+    /// The largest request body, in bytes.
+    pub const BODY_LIMIT: usize = 64 * 1024;
+    /// Seconds before a running request gets 504.
+    pub const REQUEST_TIMEOUT_S: u64 = 150;
+    /// Seconds a client has to send a request head.
+    pub const HEADER_TIMEOUT_S: u64 = 10;
+    /// Seconds a kept-alive connection may idle.
+    pub const IDLE_TIMEOUT_S: u64 = 60;
+    /// Seconds a client has to send a body once its head arrived.
+    pub const BODY_TIMEOUT_S: u64 = 30;
+    /// The largest request head, in bytes.
+    pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+    /// Header fields per request at most.
+    pub const MAX_HEADERS: usize = 64;
+    /// Seconds shutdown waits for running searches.
+    pub const SHUTDOWN_GRACE_S: u64 = 10;
+}
+
 /// The service's limits and settings, validated once at start-up.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -92,24 +124,24 @@ impl Default for ServerConfig {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         ServerConfig {
             max_searches: cpus,
-            max_queue: 64,
-            max_budget: Duration::from_millis(5000),
+            max_queue: defaults::MAX_QUEUE,
+            max_budget: Duration::from_millis(defaults::MAX_BUDGET_MS),
             max_depth: crate::search::MAX_DEPTH,
             max_threads: cpus,
-            max_sim_games: 1000,
-            max_sim_moves: 2_000_000,
-            max_sim_time: Duration::from_secs(120),
-            sim_move_budget: Duration::from_millis(1000),
-            body_limit: 64 * 1024,
-            request_timeout: Duration::from_secs(150),
-            header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
-            body_timeout: Duration::from_secs(30),
+            max_sim_games: defaults::MAX_SIM_GAMES,
+            max_sim_moves: defaults::MAX_SIM_MOVES,
+            max_sim_time: Duration::from_secs(defaults::MAX_SIM_SECONDS),
+            sim_move_budget: Duration::from_millis(defaults::SIM_MOVE_BUDGET_MS),
+            body_limit: defaults::BODY_LIMIT,
+            request_timeout: Duration::from_secs(defaults::REQUEST_TIMEOUT_S),
+            header_timeout: Duration::from_secs(defaults::HEADER_TIMEOUT_S),
+            idle_timeout: Duration::from_secs(defaults::IDLE_TIMEOUT_S),
+            body_timeout: Duration::from_secs(defaults::BODY_TIMEOUT_S),
             max_connections: connection::default_max_connections(),
-            max_header_bytes: 16 * 1024,
-            max_headers: 64,
+            max_header_bytes: defaults::MAX_HEADER_BYTES,
+            max_headers: defaults::MAX_HEADERS,
             cors_origins: CorsOrigins::default(),
-            shutdown_grace: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(defaults::SHUTDOWN_GRACE_S),
         }
     }
 }
