@@ -4,17 +4,19 @@
 //! - [`Tiles`]: the exact 4x4 board for every legal tile up to 131072 (2^17), moved by plain code;
 //! - [`Direction`], formats (rows, hex, the original game's saved state) and their errors;
 //! - [`rng`]: the seeded generator every random choice goes through;
-//! - [`reference`](mod@reference): the plain n x n model the tests use as the oracle.
+//! - `reference` (cargo feature `reference`, on for the tests and benches only): the plain n x n model the tests use
+//!   as the oracle.
 //!
 //! Nothing in here knows about search, HTTP or logging.
 
 //!
 //! Layers, bottom up, each importing only those below it: [`rng`] and `rules` (directions, tile limits, the line
 //! slide) -> `tables` (row tables built from the slide) -> `board` ([`Board`]) -> `tiles` ([`Tiles`]) -> `format`
-//! (text and JSON forms). [`reference`](mod@reference) stands apart: it imports only `rules`.
+//! (text and JSON forms). `reference` stands apart: it imports only `rules`.
 
 mod board;
 mod format;
+#[cfg(any(test, feature = "reference"))]
 pub mod reference;
 pub mod rng;
 mod rules;
@@ -25,5 +27,7 @@ pub use board::{Board, Moved, TileOverflow};
 pub use format::{exponent_of, BoardError, BoardErrorKind, SavedCell};
 pub use rules::{Direction, MAX_EXPONENT, MAX_SUM, MAX_TILE};
 pub(crate) use tables::OVERFLOW as OVERFLOW_FLAG;
-pub use tables::{row_left_reference, row_right_reference, zeroed, RowTable};
+#[cfg(any(test, feature = "reference"))]
+pub use tables::{row_left_reference, row_right_reference};
+pub use tables::{zeroed, RowTable};
 pub use tiles::Tiles;

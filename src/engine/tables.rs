@@ -105,17 +105,20 @@ fn slide_left(cells: [u8; 4]) -> ([u8; 4], u32) {
     (packed, (reward as u32) | flag)
 }
 
+#[cfg(any(test, feature = "reference"))]
 /// The row after moving left, computed by the plain reference model (tile values, not exponents).
 /// `None` when the result holds a tile that has no 4-bit nibble (65536).
 pub fn row_left_reference(row: u16) -> Option<(u16, u64)> {
     row_reference(row, super::rules::Direction::Left)
 }
 
+#[cfg(any(test, feature = "reference"))]
 /// The row after moving right, computed by the plain reference model. `None` as for [`row_left_reference`].
 pub fn row_right_reference(row: u16) -> Option<(u16, u64)> {
     row_reference(row, super::rules::Direction::Right)
 }
 
+#[cfg(any(test, feature = "reference"))]
 fn row_reference(row: u16, dir: super::rules::Direction) -> Option<(u16, u64)> {
     let values: Vec<u32> = unpack(row)
         .iter()

@@ -10,63 +10,27 @@
 //!
 //! h = 2.7 E - 0.1 S - 1.0 M_line + 1.0 C + 0.15 M. Smoothness, monotonicity and merges add up line by line, so the
 //! fast path looks up one table for the 4 rows and the 4 columns (weights folded in) and adds the empty count and the
-//! corner term. [`terms_reference`] computes the same terms on any n x n grid with plain code.
+//! corner term. `terms_reference` (feature `reference`) computes the same terms on any n x n grid with plain code.
 
 use std::sync::{Arc, OnceLock};
 
-use super::{apply_overrides, Breakdown, Component, Evaluator, WeightError};
+use super::{Breakdown, Evaluator};
+#[cfg(any(test, feature = "reference"))]
 use crate::engine::reference::Grid;
 use crate::engine::{zeroed, Board, RowTable, Tiles};
 
-/// Weights of the `classic` heuristic, signs included (contribution = weight x raw).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ClassicWeights {
-    pub empty: f64,
-    pub smoothness: f64,
-    pub monotonicity: f64,
-    pub corner: f64,
-    pub merges: f64,
-}
-
-impl Default for ClassicWeights {
-    fn default() -> Self {
-        ClassicWeights {
-            empty: 2.7,
-            smoothness: -0.1,
-            monotonicity: -1.0,
-            corner: 1.0,
-            merges: 0.15,
-        }
+weight_table! {
+    /// Weights of the `classic` heuristic, signs included (contribution = weight x raw).
+    pub struct ClassicWeights: "classic" {
+        empty = 2.7,
+        smoothness = -0.1,
+        monotonicity = -1.0,
+        corner = 1.0,
+        merges = 0.15,
     }
 }
 
 impl ClassicWeights {
-    /// The weights by name, in breakdown order.
-    pub fn named(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("empty", self.empty),
-            ("smoothness", self.smoothness),
-            ("monotonicity", self.monotonicity),
-            ("corner", self.corner),
-            ("merges", self.merges),
-        ]
-    }
-
-    /// Overrides weights by name.
-    pub fn apply(&mut self, overrides: &[(String, f64)]) -> Result<(), WeightError> {
-        apply_overrides(
-            "classic",
-            &mut [
-                ("empty", &mut self.empty),
-                ("smoothness", &mut self.smoothness),
-                ("monotonicity", &mut self.monotonicity),
-                ("corner", &mut self.corner),
-                ("merges", &mut self.merges),
-            ],
-            overrides,
-        )
-    }
-
     /// The weighted sum of raw terms.
     pub fn total(&self, t: &ClassicTerms) -> f64 {
         self.empty * t.empty
@@ -152,6 +116,7 @@ fn corner_4x4(v: &[u64; 16]) -> f64 {
 
 /// The five terms of any n x n grid of values, written plainly from the seed's formulas (the oracle).
 #[allow(clippy::needless_range_loop)] // (row, column) indices mirror the formulas
+#[cfg(any(test, feature = "reference"))]
 pub fn terms_reference(grid: &Grid) -> ClassicTerms {
     let n = grid.len();
     let mut t = ClassicTerms::default();
@@ -200,21 +165,13 @@ pub fn terms_reference(grid: &Grid) -> ClassicTerms {
 }
 
 /// The breakdown of any n x n grid with the given weights (the seed's 2x2 examples go through this).
+#[cfg(any(test, feature = "reference"))]
 pub fn breakdown_reference(grid: &Grid, weights: &ClassicWeights) -> Breakdown {
     components(&terms_reference(grid), weights)
 }
 
 fn components(t: &ClassicTerms, w: &ClassicWeights) -> Breakdown {
-    Breakdown::from_components(
-        "classic",
-        vec![
-            Component::new("empty", t.empty, w.empty),
-            Component::new("smoothness", t.smoothness, w.smoothness),
-            Component::new("monotonicity", t.monotonicity, w.monotonicity),
-            Component::new("corner", t.corner, w.corner),
-            Component::new("merges", t.merges, w.merges),
-        ],
-    )
+    w.breakdown([t.empty, t.smoothness, t.monotonicity, t.corner, t.merges])
 }
 
 /// The `classic` evaluator: its weights and a per-line table of the weighted line terms.

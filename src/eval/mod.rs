@@ -10,6 +10,56 @@
 //! its raw value, weight and contribution. Weights have defaults and any subset can be overridden by name
 //! ([`EvaluatorKind::with_weights`]).
 
+/// Defines an evaluator's weights from one table (name, default, doc), in breakdown order: the struct, its
+/// `Default`, `NAMES`, `named()` (for parsing and the docs), `apply()` (overrides by name) and `breakdown()`
+/// (components from the raw terms in the same order). A weight is written once, here.
+macro_rules! weight_table {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident: $evaluator:literal {
+            $($(#[$field_meta:meta])* $field:ident = $default:expr,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: f64,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $($field: $default,)* }
+            }
+        }
+
+        impl $name {
+            /// The weight names, in breakdown order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field),)*];
+
+            /// The weights by name, in breakdown order.
+            pub fn named(&self) -> Vec<(&'static str, f64)> {
+                vec![$((stringify!($field), self.$field),)*]
+            }
+
+            /// Overrides weights by name.
+            pub fn apply(&mut self, overrides: &[(String, f64)]) -> Result<(), $crate::eval::WeightError> {
+                $crate::eval::apply_overrides($evaluator, &mut [$((stringify!($field), &mut self.$field),)*], overrides)
+            }
+
+            /// The breakdown whose components are `raws` (in breakdown order) times these weights.
+            pub fn breakdown(&self, raws: [f64; $name::NAMES.len()]) -> $crate::eval::Breakdown {
+                $crate::eval::Breakdown::from_components(
+                    $evaluator,
+                    self.named()
+                        .into_iter()
+                        .zip(raws)
+                        .map(|((name, weight), raw)| $crate::eval::Component::new(name, raw, weight))
+                        .collect(),
+                )
+            }
+        }
+    };
+}
 pub mod classic;
 pub mod ntuple;
 pub mod tuned;
@@ -89,6 +139,9 @@ impl Breakdown {
         self.components.iter().find(|c| c.name == name)
     }
 }
+
+/// What the `ntuple` evaluator lists as its known weight names: it has none.
+pub const NTUPLE_KNOWN_WEIGHTS: &str = "none: a network's weights come from its weight file";
 
 /// A weight override that cannot be applied.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -182,7 +235,7 @@ impl EvaluatorKind {
                 return Err(WeightError::Unknown {
                     evaluator: "ntuple",
                     name: name.clone(),
-                    known: "none: a network's weights come from its weight file".into(),
+                    known: NTUPLE_KNOWN_WEIGHTS.into(),
                 });
             }
             return net

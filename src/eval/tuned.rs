@@ -12,59 +12,22 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{apply_overrides, Breakdown, Component, Evaluator, WeightError};
+use super::{Breakdown, Evaluator};
 use crate::engine::{zeroed, Board, RowTable, Tiles};
 
-/// Weights of the `tuned` heuristic (per line; the board sums 8 lines).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TunedWeights {
-    /// The constant every line adds (8 lines: 1,600,000 per board).
-    pub lost_penalty: f64,
-    pub empty: f64,
-    pub merges: f64,
-    pub monotonicity: f64,
-    pub sum: f64,
-}
-
-impl Default for TunedWeights {
-    fn default() -> Self {
-        TunedWeights {
-            lost_penalty: 200_000.0,
-            empty: 270.0,
-            merges: 700.0,
-            monotonicity: -47.0,
-            sum: -11.0,
-        }
+weight_table! {
+    /// Weights of the `tuned` heuristic (per line; the board sums 8 lines).
+    pub struct TunedWeights: "tuned" {
+        /// The constant every line adds (8 lines: 1,600,000 per board).
+        lost_penalty = 200_000.0,
+        empty = 270.0,
+        merges = 700.0,
+        monotonicity = -47.0,
+        sum = -11.0,
     }
 }
 
 impl TunedWeights {
-    /// The weights by name, in breakdown order.
-    pub fn named(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("lost_penalty", self.lost_penalty),
-            ("empty", self.empty),
-            ("merges", self.merges),
-            ("monotonicity", self.monotonicity),
-            ("sum", self.sum),
-        ]
-    }
-
-    /// Overrides weights by name.
-    pub fn apply(&mut self, overrides: &[(String, f64)]) -> Result<(), WeightError> {
-        apply_overrides(
-            "tuned",
-            &mut [
-                ("lost_penalty", &mut self.lost_penalty),
-                ("empty", &mut self.empty),
-                ("merges", &mut self.merges),
-                ("monotonicity", &mut self.monotonicity),
-                ("sum", &mut self.sum),
-            ],
-            overrides,
-        )
-    }
-
     fn score(&self, t: &LineTerms) -> f64 {
         self.lost_penalty
             + self.empty * t.empty
@@ -220,22 +183,13 @@ impl Evaluator for TunedEvaluator {
 
     fn breakdown(&self, tiles: &Tiles) -> Breakdown {
         let t = Self::terms(tiles);
-        let w = &self.weights;
-        Breakdown::from_components(
-            "tuned",
-            vec![
-                Component::new("lost_penalty", 8.0, w.lost_penalty),
-                Component::new("empty", t.empty, w.empty),
-                Component::new("merges", t.merges, w.merges),
-                Component::new("monotonicity", t.monotonicity, w.monotonicity),
-                Component::new("sum", t.sum, w.sum),
-            ],
-        )
+        self.weights.breakdown([8.0, t.empty, t.merges, t.monotonicity, t.sum])
     }
 }
 
 /// The raw terms of a 4x4 grid of tile values, written plainly from the definition (the oracle for the tables).
 #[allow(clippy::needless_range_loop)] // (row, column) indices mirror the definition
+#[cfg(any(test, feature = "reference"))]
 pub fn terms_reference(grid: &crate::engine::reference::Grid) -> LineTerms {
     let rank = |v: u32| if v == 0 { 0.0 } else { f64::from(v).log2() };
     let n = grid.len();
@@ -275,19 +229,11 @@ pub fn terms_reference(grid: &crate::engine::reference::Grid) -> LineTerms {
 }
 
 /// The breakdown of a grid of tile values through [`terms_reference`].
+#[cfg(any(test, feature = "reference"))]
 pub fn breakdown_reference(grid: &crate::engine::reference::Grid, w: &TunedWeights) -> Breakdown {
     let t = terms_reference(grid);
     let lines = 2.0 * grid.len() as f64;
-    Breakdown::from_components(
-        "tuned",
-        vec![
-            Component::new("lost_penalty", lines, w.lost_penalty),
-            Component::new("empty", t.empty, w.empty),
-            Component::new("merges", t.merges, w.merges),
-            Component::new("monotonicity", t.monotonicity, w.monotonicity),
-            Component::new("sum", t.sum, w.sum),
-        ],
-    )
+    w.breakdown([lines, t.empty, t.merges, t.monotonicity, t.sum])
 }
 
 #[cfg(test)]

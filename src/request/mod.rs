@@ -529,16 +529,18 @@ fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mut Pr
     };
     let mut overrides = Vec::new();
     let known: Vec<&str> = kind.default_weights().iter().map(|(n, _)| *n).collect();
+    let known_text = if known.is_empty() {
+        crate::eval::NTUPLE_KNOWN_WEIGHTS.to_owned()
+    } else {
+        known.join(", ")
+    };
     let before = problems.len();
     for (name, value) in obj {
         let at = pointer(&["weights", name]);
         if !known.contains(&name.as_str()) {
             problems.push(
                 at,
-                format!(
-                    "unknown weight {name:?} for evaluator {kind} (known: {})",
-                    known.join(", ")
-                ),
+                format!("unknown weight {name:?} for evaluator {kind} (known: {known_text})"),
             );
             continue;
         }

@@ -34,6 +34,7 @@
 
 mod expectimax;
 mod params;
+#[cfg(any(test, feature = "reference"))]
 pub mod reference;
 mod stop;
 mod tt;
