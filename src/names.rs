@@ -1,4 +1,4 @@
-//! Each named enum written once: its variants with their wire names, from which [`named_enum!`] derives `ALL`,
+//! Each named enum written once: its variants with their wire names, from which `named_enum!` derives `ALL`,
 //! `NAMES`, `as_str`, `Display`, `FromStr` and the parse error, whose message lists every name
 //! (`"sideways" is not a direction (up, down, left or right)`). The HTTP API, the command line and the docs all read
 //! the names from here.

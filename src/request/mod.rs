@@ -41,7 +41,9 @@ pub const SAMPLE_CELLS: RangeInclusive<u64> = 1..=16;
 pub const TOP_K: RangeInclusive<u64> = 1..=4;
 /// `threads`: at least one (more than [`SearchBounds::max_threads`] are clamped to it).
 pub const MIN_THREADS: u64 = 1;
-/// `/simulate` `games` when not given, and the fewest.
+/// `/simulate` `games`: the fewest.
+pub const MIN_GAMES: u64 = 1;
+/// `/simulate` `games` when not given.
 pub const DEFAULT_GAMES: u64 = 1;
 /// `/simulate` `seed` when not given.
 pub const DEFAULT_SIM_SEED: u64 = 0;
@@ -335,7 +337,7 @@ impl SimulateRequest {
         };
         // An invalid board is recorded in `problems`, so `finish` below refuses the request.
         let start = map.get("board").and_then(|v| read_board(v, "/board", &mut problems));
-        let games = match read_u64(map, "games", DEFAULT_GAMES, u64::MAX, &mut problems).unwrap_or(DEFAULT_GAMES) {
+        let games = match read_u64(map, "games", MIN_GAMES, u64::MAX, &mut problems).unwrap_or(DEFAULT_GAMES) {
             g if g > bounds.max_games => {
                 problems.push(
                     "/games",
