@@ -7,7 +7,7 @@
 //! as the digits of an index (the first cell most significant); the board's value is the sum, over every tuple and
 //! over each of the 8 symmetries of the square (identity, mirrors, rotations, transposes), of the weight that the
 //! tuple's index on the transformed board selects. The network's shape is data (stored in the weight file, see
-//! [`file`]), not compiled in.
+//! [`file`](mod@file)), not compiled in.
 //!
 //! **Stages.** A network may hold several weight sets: stage s applies to boards whose largest exponent is at
 //! least `stages[s]` (the first stage starts at 0), so a board holding a 16384 can use weights of its own.

@@ -29,23 +29,20 @@
 //! The records derive [`serde::Serialize`] so that `advisor2048 simulate --json` and `POST /simulate` print the same
 //! thing: boards as rows of tile values, directions as `up` / `down` / `left` / `right`, durations as `elapsed_ms`.
 
-use std::collections::BTreeMap;
+mod record;
+mod stats;
+
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use serde::{Serialize, Serializer};
 
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
 use crate::search::{search, Depth, SearchSettings, StopHandle};
-
-/// The tiles whose first appearance a game records and whose reach rates a summary reports.
-pub const MILESTONES: [u32; 6] = [2048, 4096, 8192, 16384, 32768, 65536];
-
-/// z for a two-sided 95% interval: the 0.975 quantile of the standard normal distribution.
-const Z_95: f64 = 1.959_963_984_540_054;
+use record::note_milestones;
+pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
+pub use stats::{median, wilson_interval, ReachRate, SimReport, Summary};
 
 /// Everything that defines a run. With a depth-bounded search, the same config gives the same games.
 #[derive(Clone, Debug)]
@@ -100,117 +97,6 @@ impl SimConfig {
             trace: false,
         }
     }
-}
-
-/// One game.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GameRecord {
-    /// Position of the game in the run (0-based).
-    pub index: u64,
-    /// The game's seed: [`derive_seed`]`(run seed, index)`.
-    pub seed: u64,
-    /// Points gained: the sum of the merge rewards of the moves played (the start board's own score not included).
-    pub score: u64,
-    /// Largest tile on the final board.
-    pub max_tile: u32,
-    /// Moves played.
-    pub moves: u64,
-    /// For each of [`MILESTONES`] the game reached: the number of moves played when the largest tile first was at
-    /// least that tile (0: already on the start board). In increasing tile order.
-    pub reached: Vec<Milestone>,
-    /// The board the game started from (after the two opening spawns of a new game).
-    #[serde(serialize_with = "rows")]
-    pub start_board: Tiles,
-    /// The board when the game ended (after the last spawn).
-    #[serde(serialize_with = "rows")]
-    pub final_board: Tiles,
-    /// False when the stop handle cut the game short.
-    pub finished: bool,
-    /// True when the final board has no legal move (false for a game ended by `max_moves` or the stop handle).
-    pub game_over: bool,
-    /// Every move, when the config asked for a trace.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<Vec<TraceStep>>,
-    /// Wall-clock time spent on this game (searches, moves and spawns).
-    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
-    pub elapsed: Duration,
-}
-
-impl GameRecord {
-    /// Whether the game's largest tile reached `tile`.
-    pub fn reached(&self, tile: u32) -> bool {
-        self.max_tile >= tile
-    }
-}
-
-/// The move at which a game first held a tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Milestone {
-    pub tile: u32,
-    /// Moves played when the tile first appeared (0: it was on the start board).
-    pub moves: u64,
-}
-
-/// One move of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct TraceStep {
-    /// The board before the move (after the previous spawn).
-    #[serde(serialize_with = "rows")]
-    pub board: Tiles,
-    /// The direction the search chose.
-    #[serde(serialize_with = "direction")]
-    pub direction: Direction,
-    /// The search's value of that direction.
-    pub value: f64,
-    /// The move's merge reward.
-    pub reward: u64,
-}
-
-/// A whole run: the games in index order and their summary.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SimReport {
-    pub games: Vec<GameRecord>,
-    pub summary: Summary,
-}
-
-/// Summary statistics of a run. Score statistics, the histogram and the reach rates cover the finished games.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Summary {
-    /// Games played or started (finished and unfinished).
-    pub games: u64,
-    /// Games that ended by game over or `max_moves` (not cut by the stop handle).
-    pub finished: u64,
-    /// Mean, median, least and greatest score of the finished games (`None` when none finished).
-    pub mean_score: Option<f64>,
-    pub median_score: Option<f64>,
-    pub min_score: Option<u64>,
-    pub max_score: Option<u64>,
-    /// Number of finished games by largest tile (tile -> games).
-    pub max_tile_histogram: BTreeMap<u32, u64>,
-    /// For each of [`MILESTONES`]: the share of finished games whose largest tile reached it.
-    pub reach: Vec<ReachRate>,
-    /// Moves played in all games, unfinished ones included.
-    pub total_moves: u64,
-    /// `total_moves` per second of the run's wall-clock time (all threads together).
-    pub moves_per_second: f64,
-    /// Mean time per move on one thread: the games' time summed, over `total_moves` (0 when no move was played).
-    pub ms_per_move: f64,
-    /// Wall-clock time of the run.
-    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
-    pub elapsed: Duration,
-}
-
-/// How many of `games` reached `tile`, with a 95% Wilson interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct ReachRate {
-    pub tile: u32,
-    pub reached: u64,
-    pub games: u64,
-    /// `reached / games` (0 when there are no games).
-    pub rate: f64,
-    /// The 95% Wilson score interval of the rate (\[0, 1\] when there are no games).
-    pub ci_low: f64,
-    pub ci_high: f64,
 }
 
 /// Live counters of a running simulation, for progress displays: read them from another thread at any time.
@@ -457,137 +343,4 @@ fn fallback_move(board: &Tiles, config: &SimConfig, settings: &SearchSettings, s
             (d, f64::NAN)
         }
     }
-}
-
-/// Appends every milestone that `max_tile` reaches and `reached` does not hold yet.
-fn note_milestones(reached: &mut Vec<Milestone>, max_tile: u32, moves: u64) {
-    while let Some(&tile) = MILESTONES.get(reached.len()) {
-        if max_tile < tile {
-            break;
-        }
-        reached.push(Milestone { tile, moves });
-    }
-}
-
-impl Summary {
-    /// The summary of `games` (in any order) played in `elapsed` of wall-clock time.
-    pub fn from_games(games: &[GameRecord], elapsed: Duration) -> Summary {
-        let finished: Vec<&GameRecord> = games.iter().filter(|g| g.finished).collect();
-        let mut scores: Vec<u64> = finished.iter().map(|g| g.score).collect();
-        scores.sort_unstable();
-        let n = scores.len() as u64;
-        let mut max_tile_histogram = BTreeMap::new();
-        for g in &finished {
-            *max_tile_histogram.entry(g.max_tile).or_insert(0) += 1;
-        }
-        let reach = MILESTONES
-            .iter()
-            .map(|&tile| ReachRate::new(tile, finished.iter().filter(|g| g.reached(tile)).count() as u64, n))
-            .collect();
-        let total_moves: u64 = games.iter().map(|g| g.moves).sum();
-        let game_time: Duration = games.iter().map(|g| g.elapsed).sum();
-        let seconds = elapsed.as_secs_f64();
-        Summary {
-            games: games.len() as u64,
-            finished: n,
-            mean_score: (n > 0).then(|| scores.iter().map(|&s| s as f64).sum::<f64>() / n as f64),
-            median_score: median(&scores),
-            min_score: scores.first().copied(),
-            max_score: scores.last().copied(),
-            max_tile_histogram,
-            reach,
-            total_moves,
-            moves_per_second: if seconds > 0.0 {
-                total_moves as f64 / seconds
-            } else {
-                0.0
-            },
-            ms_per_move: if total_moves > 0 {
-                game_time.as_secs_f64() * 1000.0 / total_moves as f64
-            } else {
-                0.0
-            },
-            elapsed,
-        }
-    }
-
-    /// The reach rate of `tile`, if it is one of [`MILESTONES`].
-    pub fn reach_rate(&self, tile: u32) -> Option<&ReachRate> {
-        self.reach.iter().find(|r| r.tile == tile)
-    }
-}
-
-impl ReachRate {
-    /// `reached` of `games`, with its Wilson interval.
-    pub fn new(tile: u32, reached: u64, games: u64) -> ReachRate {
-        let (ci_low, ci_high) = wilson_interval(reached, games);
-        ReachRate {
-            tile,
-            reached,
-            games,
-            rate: if games > 0 { reached as f64 / games as f64 } else { 0.0 },
-            ci_low,
-            ci_high,
-        }
-    }
-}
-
-/// The median of sorted values: the middle one, or the mean of the two middle ones; `None` when empty.
-///
-/// # Examples
-/// ```
-/// use advisor2048::sim::median;
-/// assert_eq!(median(&[1, 3, 10, 20]), Some(6.5));
-/// assert_eq!(median(&[]), None);
-/// ```
-pub fn median(sorted: &[u64]) -> Option<f64> {
-    let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2] as f64),
-        _ => Some((sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0),
-    }
-}
-
-/// The 95% Wilson score interval of a proportion of `successes` in `trials`; (0, 1) when there are no trials.
-///
-/// With p = s / n and z = 1.96: `(p + z²/2n ± z √(p(1-p)/n + z²/4n²)) / (1 + z²/n)`.
-///
-/// # Examples
-/// ```
-/// use advisor2048::sim::wilson_interval;
-/// let (low, high) = wilson_interval(5, 10);
-/// assert!((low - 0.2366).abs() < 1e-4 && (high - 0.7634).abs() < 1e-4);
-/// assert_eq!(wilson_interval(0, 10).0, 0.0);
-/// ```
-pub fn wilson_interval(successes: u64, trials: u64) -> (f64, f64) {
-    if trials == 0 {
-        return (0.0, 1.0);
-    }
-    let n = trials as f64;
-    let p = successes.min(trials) as f64 / n;
-    let z2 = Z_95 * Z_95;
-    let denominator = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denominator;
-    let half = Z_95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
-    // At p = 0 and p = 1 one end is exactly 0 or 1; say so rather than leave a rounding residue.
-    let low = if successes == 0 { 0.0 } else { (centre - half).max(0.0) };
-    let high = if successes >= trials {
-        1.0
-    } else {
-        (centre + half).min(1.0)
-    };
-    (low, high)
-}
-
-fn rows<S: Serializer>(tiles: &Tiles, s: S) -> Result<S::Ok, S::Error> {
-    tiles.to_rows().serialize(s)
-}
-
-fn direction<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(d.as_str())
-}
-
-fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64() * 1000.0)
 }

@@ -1,0 +1,98 @@
+//! The records of a run: each game's [`GameRecord`] (scores, milestones, boards, the optional trace), serialized as
+//! `advisor2048 simulate --json` and `POST /simulate` print them (boards as rows of tile values, directions by name,
+//! durations as `elapsed_ms`).
+
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+
+use crate::engine::{Direction, Tiles};
+
+/// The tiles whose first appearance a game records and whose reach rates a summary reports.
+pub const MILESTONES: [u32; 6] = [2048, 4096, 8192, 16384, 32768, 65536];
+
+/// One game.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GameRecord {
+    /// Position of the game in the run (0-based).
+    pub index: u64,
+    /// The game's seed: [`derive_seed`](crate::engine::rng::derive_seed)`(run seed, index)`.
+    pub seed: u64,
+    /// Points gained: the sum of the merge rewards of the moves played (the start board's own score not included).
+    pub score: u64,
+    /// Largest tile on the final board.
+    pub max_tile: u32,
+    /// Moves played.
+    pub moves: u64,
+    /// For each of [`MILESTONES`] the game reached: the number of moves played when the largest tile first was at
+    /// least that tile (0: already on the start board). In increasing tile order.
+    pub reached: Vec<Milestone>,
+    /// The board the game started from (after the two opening spawns of a new game).
+    #[serde(serialize_with = "rows")]
+    pub start_board: Tiles,
+    /// The board when the game ended (after the last spawn).
+    #[serde(serialize_with = "rows")]
+    pub final_board: Tiles,
+    /// False when the stop handle cut the game short.
+    pub finished: bool,
+    /// True when the final board has no legal move (false for a game ended by `max_moves` or the stop handle).
+    pub game_over: bool,
+    /// Every move, when the config asked for a trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TraceStep>>,
+    /// Wall-clock time spent on this game (searches, moves and spawns).
+    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    pub elapsed: Duration,
+}
+
+impl GameRecord {
+    /// Whether the game's largest tile reached `tile`.
+    pub fn reached(&self, tile: u32) -> bool {
+        self.max_tile >= tile
+    }
+}
+
+/// The move at which a game first held a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Milestone {
+    pub tile: u32,
+    /// Moves played when the tile first appeared (0: it was on the start board).
+    pub moves: u64,
+}
+
+/// One move of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TraceStep {
+    /// The board before the move (after the previous spawn).
+    #[serde(serialize_with = "rows")]
+    pub board: Tiles,
+    /// The direction the search chose.
+    #[serde(serialize_with = "direction")]
+    pub direction: Direction,
+    /// The search's value of that direction.
+    pub value: f64,
+    /// The move's merge reward.
+    pub reward: u64,
+}
+
+/// Appends every milestone that `max_tile` reaches and `reached` does not hold yet.
+pub(super) fn note_milestones(reached: &mut Vec<Milestone>, max_tile: u32, moves: u64) {
+    while let Some(&tile) = MILESTONES.get(reached.len()) {
+        if max_tile < tile {
+            break;
+        }
+        reached.push(Milestone { tile, moves });
+    }
+}
+
+fn rows<S: Serializer>(tiles: &Tiles, s: S) -> Result<S::Ok, S::Error> {
+    tiles.to_rows().serialize(s)
+}
+
+fn direction<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(d.as_str())
+}
+
+pub(super) fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1000.0)
+}
