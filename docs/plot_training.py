@@ -1,6 +1,9 @@
 """Plots a learning curve written by `advisor2048 train --log FILE` (CSV) as a PNG.
 
-    python3 docs/plot_training.py docs/results/training-4x6.csv docs/training.png
+    python3 docs/plot_training.py docs/results/training-4x6.csv [more.csv ...] docs/training.png
+
+Several CSVs are the runs of one network in order (each resumes the previous one's checkpoint) and are drawn as one
+curve.
 
 Needs matplotlib (pip install matplotlib). Left axis: the rolling mean score of the last 1000 games from the start;
 right axis: the share of those games that reached 2048 ... 32768; both against moves trained.
@@ -14,9 +17,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def main(src: str, out: str) -> None:
-    with open(src, newline="") as f:
-        rows = [r for r in csv.DictReader(f)]
+def main(srcs: list, out: str) -> None:
+    rows = []
+    for src in srcs:
+        with open(src, newline="") as f:
+            rows.extend(csv.DictReader(f))
     moves = [int(r["moves"]) / 1e9 for r in rows]
     fig, ax = plt.subplots(figsize=(9, 5))
     ax.plot(moves, [float(r["rolling_mean_score"]) for r in rows], color="black", label="rolling mean score")
@@ -37,4 +42,4 @@ def main(src: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1:-1], sys.argv[-1])
