@@ -646,6 +646,16 @@ async fn simulate_json_and_ndjson_stream() {
         first_three[..],
         "the first three games are the same games"
     );
+    // A later chunk of the same run: games 2 and 3, the same games as in the whole run.
+    let (status, chunk) = post(
+        &server,
+        "/simulate",
+        json!({"games": 2, "first_game": 2, "seed": 11, "depth": 1, "max_moves": 300}),
+    )
+    .await;
+    assert_eq!(status, 200, "{chunk}");
+    let chunk: Vec<Value> = chunk["games"].as_array().unwrap().iter().map(untimed).collect();
+    assert_eq!(chunk[..], streamed[2..4], "games 2 and 3 of the run");
 
     let (status, body) = post(&server, "/simulate", json!({"games": 1001})).await;
     assert_eq!(status, 422);

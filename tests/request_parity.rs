@@ -379,6 +379,21 @@ fn variants() -> Vec<(&'static str, Route, Value)> {
             Simulate,
             json!({"games": 1, "seed": -3, "depth": 1}),
         ),
+        (
+            "simulate a later chunk of a run",
+            Simulate,
+            json!({"games": 2, "first_game": 3, "seed": 5, "max_moves": 30, "profile": "tuned", "depth": 1}),
+        ),
+        (
+            "simulate first_game negative",
+            Simulate,
+            json!({"games": 1, "first_game": -1, "depth": 1}),
+        ),
+        (
+            "simulate first_game past 64 bits",
+            Simulate,
+            json!({"games": 2, "first_game": u64::MAX, "depth": 1}),
+        ),
     ]
 }
 

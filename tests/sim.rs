@@ -10,8 +10,8 @@ use advisor2048::engine::rng::{derive_seed, Rng};
 use advisor2048::engine::Tiles;
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
 use advisor2048::sim::{
-    median, move_seed, new_game, play_game, simulate, wilson_interval, GameRecord, Milestone, Progress, SimConfig,
-    Summary, MILESTONES,
+    median, move_seed, new_game, play_game, simulate, wilson_interval, GameRecord, MergeError, Milestone, Progress,
+    SimConfig, SimReport, Summary, MILESTONES,
 };
 
 fn config(profile: Profile, depth: u32, games: u64, seed: u64) -> SimConfig {
@@ -80,6 +80,134 @@ fn one_game_alone_equals_the_same_game_in_a_run() {
     let run = simulate(&cfg, &StopHandle::new(), |_| {});
     let alone = play_game(&cfg, 2, &StopHandle::new(), &Progress::new());
     assert_eq!(untimed(&[alone]), untimed(&run.games[2..]));
+}
+
+#[test]
+fn chunks_of_a_run_merge_into_the_whole_run() {
+    let whole_cfg = SimConfig {
+        max_moves: Some(300),
+        ..config(Profile::Tuned, 2, 5, 21)
+    };
+    let whole = simulate(&whole_cfg, &StopHandle::new(), |_| {});
+    let chunk = |first_game, games| {
+        let cfg = SimConfig {
+            first_game,
+            games,
+            ..whole_cfg.clone()
+        };
+        simulate(&cfg, &StopHandle::new(), |_| {})
+    };
+    let (head, tail) = (chunk(0, 2), chunk(2, 3));
+    assert_eq!(tail.games.iter().map(|g| g.index).collect::<Vec<_>>(), vec![2, 3, 4]);
+    assert_eq!(untimed(&tail.games), untimed(&whole.games[2..]));
+    // In any order, the merged report is the whole run's: games and every statistic but the timings.
+    let elapsed = tail.summary.elapsed + head.summary.elapsed;
+    let merged = SimReport::merge([tail, head]).unwrap();
+    assert_eq!(untimed(&merged.games), untimed(&whole.games));
+    assert_eq!(merged.summary.elapsed, elapsed);
+    let comparable = |s: &Summary| Summary {
+        elapsed: Duration::ZERO,
+        moves_per_second: 0.0,
+        ms_per_move: 0.0,
+        ..s.clone()
+    };
+    assert_eq!(comparable(&merged.summary), comparable(&whole.summary));
+}
+
+#[test]
+fn a_chunk_cut_short_gives_way_to_the_same_game_replayed() {
+    // The first chunk stops halfway through game 1.
+    let cfg = config(Profile::Tuned, 1, 3, 8);
+    let whole = simulate(&cfg, &StopHandle::new(), |_| {});
+    let cut = simulate(
+        &SimConfig {
+            total_moves: Some(whole.games[0].moves + whole.games[1].moves / 2),
+            ..cfg.clone()
+        },
+        &StopHandle::new(),
+        |_| {},
+    );
+    assert_eq!(
+        cut.games.iter().map(|g| (g.index, g.finished)).collect::<Vec<_>>(),
+        vec![(0, true), (1, false)]
+    );
+    let rest = simulate(
+        &SimConfig {
+            first_game: 1,
+            games: 2,
+            ..cfg.clone()
+        },
+        &StopHandle::new(),
+        |_| {},
+    );
+    // Either order: the finished copy of game 1 wins.
+    for merged in [
+        SimReport::merge([cut.clone(), rest.clone()]).unwrap(),
+        SimReport::merge([rest.clone(), cut.clone()]).unwrap(),
+    ] {
+        assert_eq!(untimed(&merged.games), untimed(&whole.games));
+        assert_eq!(merged.summary.finished, 3);
+    }
+    // The same report twice counts once.
+    let twice = SimReport::merge([whole.clone(), whole.clone()]).unwrap();
+    assert_eq!(untimed(&twice.games), untimed(&whole.games));
+    assert_eq!(twice.summary.total_moves, whole.summary.total_moves);
+}
+
+#[test]
+fn reports_of_different_runs_do_not_merge() {
+    let cfg = config(Profile::Tuned, 1, 2, 8);
+    let run = simulate(&cfg, &StopHandle::new(), |_| {});
+    let other_seed = simulate(&SimConfig { seed: 9, ..cfg.clone() }, &StopHandle::new(), |_| {});
+    assert_eq!(
+        SimReport::merge([run.clone(), other_seed.clone()]),
+        Err(MergeError::DifferentGames {
+            index: 0,
+            first_seed: run.games[0].seed,
+            second_seed: other_seed.games[0].seed,
+        })
+    );
+    // Same seeds, other settings: the same games play out differently.
+    let deeper = simulate(
+        &SimConfig {
+            games: 1,
+            ..config(Profile::Tuned, 2, 2, 8)
+        },
+        &StopHandle::new(),
+        |_| {},
+    );
+    assert_ne!(deeper.games[0].score, run.games[0].score);
+    assert_eq!(
+        SimReport::merge([run.clone(), deeper.clone()]),
+        Err(MergeError::DifferentResults {
+            index: 0,
+            first_score: run.games[0].score,
+            second_score: deeper.games[0].score,
+        })
+    );
+}
+
+#[test]
+fn a_report_reads_back_from_its_json() {
+    let cfg = SimConfig {
+        max_moves: Some(30),
+        trace: true,
+        ..config(Profile::Tuned, 1, 2, 3)
+    };
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    let text = serde_json::to_string(&report).unwrap();
+    let read: SimReport = serde_json::from_str(&text).unwrap();
+    // Durations go through milliseconds as floats: equal to within a microsecond.
+    for (a, b) in read.games.iter().zip(&report.games) {
+        assert!(a.elapsed.abs_diff(b.elapsed) < Duration::from_micros(1));
+    }
+    assert_eq!(untimed(&read.games), untimed(&report.games));
+    assert_eq!(serde_json::to_string(&read).unwrap().len(), text.len());
+    // A board no game can hold is refused, with the cell.
+    let mut bad: serde_json::Value = serde_json::from_str(&text).unwrap();
+    bad["games"][0]["final_board"][1][2] = 3.into();
+    let err = serde_json::from_value::<SimReport>(bad).unwrap_err().to_string();
+    assert!(err.contains("/1/2: 3 is not a tile value"), "{err}");
 }
 
 /// Replays `game` with the engine and the search and checks every recorded fact.
@@ -489,4 +617,85 @@ fn the_command_line_prints_the_library_report() {
         }
     }
     assert_eq!(printed, expected);
+}
+
+/// Runs the binary with `args`, expecting success; its standard output.
+fn advisor(args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn the_report_command_merges_chunks_played_with_first_game() {
+    let dir = std::env::temp_dir().join(format!("advisor2048-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = [
+        "simulate",
+        "--seed",
+        "5",
+        "--depth",
+        "1",
+        "--profile",
+        "tuned",
+        "--json",
+    ];
+    let whole: SimReport = serde_json::from_slice(&advisor(&[&run[..], &["--games", "4"]].concat())).unwrap();
+    let mut files = Vec::new();
+    for (first, games) in [("3", "1"), ("0", "3")] {
+        let path = dir.join(format!("chunk-{first}.json"));
+        std::fs::write(
+            &path,
+            advisor(&[&run[..], &["--first-game", first, "--games", games]].concat()),
+        )
+        .unwrap();
+        files.push(path.to_str().unwrap().to_owned());
+    }
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let merged: SimReport = serde_json::from_slice(&advisor(&[&["report", "--json"][..], &files].concat())).unwrap();
+    assert_eq!(untimed(&merged.games), untimed(&whole.games));
+    assert_eq!(merged.summary.mean_score, whole.summary.mean_score);
+    let table = String::from_utf8(advisor(&[&["report"][..], &files].concat())).unwrap();
+    assert!(
+        table.starts_with("4 games (indices 0 to 3) from 2 report(s)\n"),
+        "{table}"
+    );
+    let mean = format!("score: mean {:.0},", whole.summary.mean_score.unwrap());
+    assert!(table.contains(&mean), "{table}");
+    // A gap is named on stderr; a file that is no report is refused with its name.
+    let first_only = dir.join("first.json");
+    let report = SimReport {
+        games: whole.games[..1].to_vec(),
+        summary: whole.summary.clone(),
+    };
+    std::fs::write(&first_only, serde_json::to_string(&report).unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(["report", files[0], first_only.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "note: games 1..2 are in no report\n"
+    );
+    let not_a_report = dir.join("other.json");
+    std::fs::write(&not_a_report, "{\"direction\": \"up\"}").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(["report", files[1], not_a_report.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("other.json: not a report of `advisor2048 simulate --json`"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

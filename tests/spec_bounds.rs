@@ -61,6 +61,12 @@ fn the_request_bounds_in_the_spec_are_the_code_s() {
     assert_eq!(schema("Threads")["minimum"].as_u64(), Some(MIN_THREADS));
     assert_eq!(schema("Games")["minimum"].as_u64(), Some(MIN_GAMES));
     assert_eq!(schema("Games")["maximum"].as_u64(), Some(defaults::MAX_SIM_GAMES));
+    // first_game + games must fit in 64 bits: the spec's maximum leaves room for the server's largest run.
+    assert_eq!(schema("FirstGame")["minimum"].as_u64(), Some(0));
+    assert_eq!(
+        schema("FirstGame")["maximum"].as_u64(),
+        Some(u64::MAX - defaults::MAX_SIM_GAMES)
+    );
     assert_eq!(schema("MaxMoves")["minimum"].as_u64(), Some(MIN_MAX_MOVES));
     assert_eq!(schema("MaxMoves")["maximum"].as_u64(), Some(defaults::MAX_SIM_MOVES));
 }
@@ -92,6 +98,7 @@ fn the_defaults_in_the_spec_are_the_code_s() {
     );
     let sim = &schema("SimulateRequest")["properties"];
     has(description(&sim["seed"]), format!("default {DEFAULT_SIM_SEED}"));
+    has(description(schema("FirstGame")), "default 0;".into());
     let evaluate = &schema("EvaluateRequest")["properties"];
     has(
         description(&evaluate["evaluator"]),

@@ -1,4 +1,4 @@
-//! The command line: `serve` (the default), `best-move`, `evaluate`, `simulate`, `bench`, `healthcheck`.
+//! The command line: `serve` (the default), `best-move`, `evaluate`, `simulate`, `report`, `bench`, `healthcheck`.
 //! Raw flags become validated configuration here, once; the work itself is done by the library.
 
 pub mod bench;
@@ -40,6 +40,8 @@ pub enum Command {
     Evaluate(EvaluateArgs),
     /// Play seeded self-play games and print their statistics.
     Simulate(simulate::SimulateArgs),
+    /// Print the statistics of saved `simulate --json` reports, the chunks of one run merged into one.
+    Report(simulate::ReportArgs),
     /// Measure search speed on a fixed set of positions from real games.
     Bench(bench::BenchArgs),
     /// Exit 0 when the service's /healthz answers ok within the timeout (for container health checks).
@@ -410,6 +412,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::BestMove(args)) => best_move(&args),
         Some(Command::Evaluate(args)) => evaluate(&args),
         Some(Command::Simulate(args)) => simulate::run(&args),
+        Some(Command::Report(args)) => simulate::report(&args),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Healthcheck(args)) => healthcheck(&args),
         Some(Command::Train(args)) => train::run_train(&args),

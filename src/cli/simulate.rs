@@ -1,9 +1,11 @@
-//! `advisor2048 simulate`: self-play from the command line, with a progress bar, a readable table or `--json`.
+//! `advisor2048 simulate`: self-play from the command line, with a progress bar, a readable table or `--json`;
+//! `advisor2048 report`: the same table (or JSON) for saved `--json` reports, chunks of one run merged.
 //!
 //! The flags become a [`SimConfig`] once, here; the games are played by [`advisor2048::sim`]. Ctrl-C stops the run
 //! and still prints the summary of what finished (exit status 130); a second Ctrl-C quits at once.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -26,6 +28,10 @@ pub struct SimulateArgs {
     /// Number of games.
     #[arg(long, default_value = "10", value_name = "N", allow_negative_numbers = true)]
     pub games: String,
+    /// Index of the first game: play games K .. K+N-1 of the run (N from --games), so that chunks of one long run,
+    /// played apart and merged with `advisor2048 report`, are the games of the whole run.
+    #[arg(long, default_value = "0", value_name = "K", allow_negative_numbers = true)]
+    pub first_game: String,
     /// Seed of the run; game i uses a seed derived from it (reported per game).
     #[arg(long, default_value = "1", value_name = "SEED", allow_negative_numbers = true)]
     pub seed: String,
@@ -72,6 +78,7 @@ impl SimulateArgs {
         let mut body = Body::default();
         body.board(self.board.as_deref());
         body.flag("games", Some(&self.games));
+        body.flag("first_game", Some(&self.first_game));
         body.flag("seed", Some(&self.seed));
         body.flag("max_moves", self.max_moves.as_deref());
         if self.trace {
@@ -111,14 +118,7 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         simulate_with_progress(&config, &stop, &progress, |_| {})
     };
 
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if args.json {
-        serde_json::to_writer(&mut out, &report).context("writing the JSON report")?;
-        writeln!(out)?;
-    } else {
-        write_table(&mut out, &config, &report)?;
-    }
-    out.flush()?;
+    print_report(&report, args.json, &run_header(&config, &report))?;
     Ok(if stop.is_stopped() {
         ExitCode::from(INTERRUPTED)
     } else {
@@ -179,28 +179,108 @@ pub fn install_ctrl_c(stop: StopHandle) {
     drop(spawned);
 }
 
-/// The readable report: settings, scores, reach rates with their intervals, the max-tile histogram, speed.
-fn write_table(out: &mut impl Write, config: &SimConfig, report: &SimReport) -> anyhow::Result<()> {
-    let s = &report.summary;
-    let depth = config.settings.depth;
-    writeln!(
-        out,
-        "{} games, seed {}, profile {}, depth {}, {} thread(s){}",
-        s.games,
+/// Summarize saved `simulate --json` reports as one run: the chunks of a run played apart (`--first-game`) merged.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Reports written by `advisor2048 simulate --json` (or saved answers of POST /simulate). Games are merged by
+    /// index: a game cut short in one report gives way to the same game finished in another; the same index played
+    /// differently is an error. The statistics are computed again over the merged games.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print the merged games and summary as JSON (the shape `simulate --json` prints).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `advisor2048 report`.
+pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut parts = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        let part: SimReport = serde_json::from_reader(std::io::BufReader::new(file))
+            .with_context(|| format!("{}: not a report of `advisor2048 simulate --json`", path.display()))?;
+        parts.push(part);
+    }
+    let merged = SimReport::merge(parts)?;
+    let missing = missing_ranges(&merged);
+    if !missing.is_empty() {
+        eprintln!("note: games {} are in no report", missing.join(", "));
+    }
+    let header = match (merged.games.first(), merged.games.last()) {
+        (Some(first), Some(last)) => format!(
+            "{} games (indices {} to {}) from {} report(s){}",
+            merged.summary.games,
+            first.index,
+            last.index,
+            args.files.len(),
+            cut_short(&merged)
+        ),
+        _ => format!("no games in {} report(s)", args.files.len()),
+    };
+    print_report(&merged, args.json, &header)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The index ranges between the first and the last game that no game fills, as `a` or `a..b` (inclusive).
+fn missing_ranges(report: &SimReport) -> Vec<String> {
+    report
+        .games
+        .windows(2)
+        .filter(|pair| pair[1].index > pair[0].index + 1)
+        .map(|pair| match (pair[0].index + 1, pair[1].index - 1) {
+            (a, b) if a == b => a.to_string(),
+            (a, b) => format!("{a}..{b}"),
+        })
+        .collect()
+}
+
+/// Prints `report` as JSON or as the readable table under `header`.
+fn print_report(report: &SimReport, json: bool, header: &str) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if json {
+        serde_json::to_writer(&mut out, report).context("writing the JSON report")?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "{header}")?;
+        write_table(&mut out, report)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The first line of `simulate`'s table: the run's settings.
+fn run_header(config: &SimConfig, report: &SimReport) -> String {
+    let games = match config.first_game {
+        0 => format!("{} games", report.summary.games),
+        first => format!("{} games from game {first}", report.summary.games),
+    };
+    format!(
+        "{games}, seed {}, profile {}, depth {}, {} thread(s){}",
         config.seed,
         config.settings.profile,
-        depth,
+        config.settings.depth,
         config.threads.min(config.games.max(1) as usize),
-        if s.finished < s.games {
-            format!(
-                " — stopped: {} finished, {} cut short",
-                s.finished,
-                s.games - s.finished
-            )
-        } else {
-            String::new()
-        }
-    )?;
+        cut_short(report)
+    )
+}
+
+/// " — stopped: F finished, C cut short" when games were cut short, else nothing.
+fn cut_short(report: &SimReport) -> String {
+    let s = &report.summary;
+    if s.finished < s.games {
+        format!(
+            " — stopped: {} finished, {} cut short",
+            s.finished,
+            s.games - s.finished
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The readable report: scores, reach rates with their intervals, the max-tile histogram, speed.
+fn write_table(out: &mut impl Write, report: &SimReport) -> anyhow::Result<()> {
+    let s = &report.summary;
     match (s.mean_score, s.median_score, s.min_score, s.max_score) {
         (Some(mean), Some(median), Some(min), Some(max)) => {
             writeln!(out, "score: mean {mean:.0}, median {median:.0}, min {min}, max {max}")?

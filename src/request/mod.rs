@@ -316,6 +316,8 @@ pub struct SimulateRequest {
     /// The board every game starts from; `None`: new games.
     pub start: Option<Tiles>,
     pub games: u64,
+    /// Index of the first game: the request plays games `first_game .. first_game + games` of the run.
+    pub first_game: u64,
     /// The run's seed (each move's search is seeded from it).
     pub seed: u64,
     pub max_moves: Option<u64>,
@@ -330,7 +332,7 @@ impl SimulateRequest {
     /// Reads and validates a request, reporting every problem.
     pub fn from_json(body: &Value, bounds: &SimulateBounds) -> Result<SimulateRequest, Problems> {
         let mut problems = Problems::default();
-        let mut known = vec!["board", "games", "seed", "max_moves", "trace"];
+        let mut known = vec!["board", "games", "first_game", "seed", "max_moves", "trace"];
         known.extend(SEARCH_FIELDS.iter().filter(|f| **f != "seed"));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
@@ -350,6 +352,13 @@ impl SimulateRequest {
             }
             g => g,
         };
+        let first_game = read_u64(map, "first_game", 0, u64::MAX, &mut problems).unwrap_or(0);
+        if first_game.checked_add(games).is_none() {
+            problems.push(
+                "/first_game",
+                format!("first_game {first_game} plus games {games} is past the last game index, 2^64 - 1"),
+            );
+        }
         let seed = read_u64(map, "seed", 0, u64::MAX, &mut problems).unwrap_or(DEFAULT_SIM_SEED);
         let max_moves = match read_u64(map, "max_moves", MIN_MAX_MOVES, u64::MAX, &mut problems) {
             Some(m) if m > bounds.max_moves => {
@@ -378,6 +387,7 @@ impl SimulateRequest {
         Ok(SimulateRequest {
             start,
             games,
+            first_game,
             seed,
             max_moves,
             trace,
@@ -392,6 +402,7 @@ impl SimulateRequest {
         let threads = std::mem::replace(&mut settings.threads, 1);
         SimConfig {
             start: self.start,
+            first_game: self.first_game,
             max_moves: self.max_moves,
             threads,
             trace: self.trace,

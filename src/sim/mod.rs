@@ -6,7 +6,8 @@
 //! The search's own random choices (`sample_cells`) are seeded per move by [`move_seed`]`(game seed, move number)`,
 //! so they never touch the spawn stream. Each move: search the board, play the chosen direction with
 //! [`Tiles::play`], spawn. A game ends at game over, after `max_moves`, or when the run stops (it is then reported
-//! `finished: false`, with the moves played so far).
+//! `finished: false`, with the moves played so far). A run can be played in chunks (`first_game`): the games of
+//! chunks `0..100` and `100..300` are the games of the whole run `0..300`, as long as the search is bounded by depth.
 //!
 //! # Run-wide limits
 //! The run stops when the [`StopHandle`] trips, when `total_moves` moves have been played over all its games, or at
@@ -42,13 +43,16 @@ use crate::eval::AnyEvaluator;
 use crate::search::{search, Depth, SearchSettings, StopHandle};
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
-pub use stats::{median, wilson_interval, ReachRate, SimReport, Summary};
+pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
 
 /// Everything that defines a run. With a depth-bounded search, the same config gives the same games.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     /// Number of games to play.
     pub games: u64,
+    /// Index of the first game: the games played are `first_game .. first_game + games` of the run, so a long run
+    /// can be played in chunks (by several processes, or across days) whose games together are the whole run's.
+    pub first_game: u64,
     /// The run's seed; game `i` uses [`derive_seed`]`(seed, i)`.
     pub seed: u64,
     /// The board every game starts from; `None`: a new game (two spawns on the empty board, from the game's seed).
@@ -86,6 +90,7 @@ impl SimConfig {
     pub fn new(games: u64, seed: u64, settings: SearchSettings, evaluator: AnyEvaluator) -> SimConfig {
         SimConfig {
             games,
+            first_game: 0,
             seed,
             start: None,
             max_moves: None,
@@ -167,10 +172,11 @@ pub fn simulate_with_progress(
         if stop.is_stopped() || limits.reached() {
             break;
         }
-        let index = next.fetch_add(1, Ordering::Relaxed);
-        if index >= config.games {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        if k >= config.games {
             break;
         }
+        let index = config.first_game.saturating_add(k);
         let record = play_in_run(config, index, stop, progress, &limits);
         progress.games_done.fetch_add(1, Ordering::Relaxed);
         on_game(&record);

@@ -1,10 +1,11 @@
 //! The records of a run: each game's [`GameRecord`] (scores, milestones, boards, the optional trace), serialized as
 //! `advisor2048 simulate --json` and `POST /simulate` print them (boards as rows of tile values, directions by name,
-//! durations as `elapsed_ms`).
+//! durations as `elapsed_ms`). They read back from the same JSON (`Deserialize`), so that the reports of a run played
+//! in chunks can be merged ([`SimReport::merge`](super::SimReport::merge)).
 
 use std::time::Duration;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::{Direction, Tiles};
 
@@ -12,7 +13,7 @@ use crate::engine::{Direction, Tiles};
 pub const MILESTONES: [u32; 6] = [2048, 4096, 8192, 16384, 32768, 65536];
 
 /// One game.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GameRecord {
     /// Position of the game in the run (0-based).
     pub index: u64,
@@ -28,20 +29,20 @@ pub struct GameRecord {
     /// least that tile (0: already on the start board). In increasing tile order.
     pub reached: Vec<Milestone>,
     /// The board the game started from (after the two opening spawns of a new game).
-    #[serde(serialize_with = "rows")]
+    #[serde(serialize_with = "rows", deserialize_with = "from_rows")]
     pub start_board: Tiles,
     /// The board when the game ended (after the last spawn).
-    #[serde(serialize_with = "rows")]
+    #[serde(serialize_with = "rows", deserialize_with = "from_rows")]
     pub final_board: Tiles,
     /// False when the stop handle cut the game short.
     pub finished: bool,
     /// True when the final board has no legal move (false for a game ended by `max_moves` or the stop handle).
     pub game_over: bool,
     /// Every move, when the config asked for a trace.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<TraceStep>>,
     /// Wall-clock time spent on this game (searches, moves and spawns).
-    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
 }
 
@@ -53,7 +54,7 @@ impl GameRecord {
 }
 
 /// The move at which a game first held a tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Milestone {
     pub tile: u32,
     /// Moves played when the tile first appeared (0: it was on the start board).
@@ -61,13 +62,13 @@ pub struct Milestone {
 }
 
 /// One move of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceStep {
     /// The board before the move (after the previous spawn).
-    #[serde(serialize_with = "rows")]
+    #[serde(serialize_with = "rows", deserialize_with = "from_rows")]
     pub board: Tiles,
     /// The direction the search chose.
-    #[serde(serialize_with = "direction")]
+    #[serde(serialize_with = "direction", deserialize_with = "from_direction")]
     pub direction: Direction,
     /// The search's value of that direction.
     pub value: f64,
@@ -95,4 +96,20 @@ fn direction<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
 
 pub(super) fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1000.0)
+}
+
+fn from_rows<'de, D: Deserializer<'de>>(d: D) -> Result<Tiles, D::Error> {
+    let rows = Vec::<Vec<i64>>::deserialize(d)?;
+    Tiles::from_rows(&rows).map_err(|e| serde::de::Error::custom(format!("a board: {e}")))
+}
+
+fn from_direction<'de, D: Deserializer<'de>>(d: D) -> Result<Direction, D::Error> {
+    let name = String::deserialize(d)?;
+    name.parse().map_err(serde::de::Error::custom)
+}
+
+pub(super) fn from_millis<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let ms = f64::deserialize(d)?;
+    Duration::try_from_secs_f64(ms / 1000.0)
+        .map_err(|_| serde::de::Error::custom(format!("elapsed_ms must be a duration in ms, found {ms}")))
 }

@@ -1,25 +1,104 @@
 //! The statistics of a run: the [`Summary`] of its games (scores, the max-tile histogram, reach rates with 95% Wilson
-//! intervals, speed) and the [`SimReport`] that carries both.
+//! intervals, speed) and the [`SimReport`] that carries both; merging the reports of a run played in chunks.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::record::{millis, GameRecord, MILESTONES};
+use super::record::{from_millis, millis, GameRecord, MILESTONES};
 
 /// z for a two-sided 95% interval: the 0.975 quantile of the standard normal distribution.
 const Z_95: f64 = 1.959_963_984_540_054;
 
 /// A whole run: the games in index order and their summary.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimReport {
     pub games: Vec<GameRecord>,
     pub summary: Summary,
 }
 
+/// Why reports cannot be merged into one run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    #[error("game {index} is in two reports as two different games (seeds {first_seed} and {second_seed}): the reports are not chunks of one run")]
+    DifferentGames {
+        index: u64,
+        first_seed: u64,
+        second_seed: u64,
+    },
+    #[error("game {index} is in two reports, finished both times with different results (scores {first_score} and {second_score}): were they played with different settings?")]
+    DifferentResults {
+        index: u64,
+        first_score: u64,
+        second_score: u64,
+    },
+}
+
+impl SimReport {
+    /// One report of the games of `parts`: the chunks of one run (played with `first_game`), in any order.
+    ///
+    /// Games are merged by index. The same index twice must be the same game (same seed and start board): an
+    /// unfinished copy gives way to a finished one, or to a longer unfinished one (a chunk cut by its time limit,
+    /// whose last game the next chunk played again); two finished copies must have the same score, moves and final
+    /// board, and count once. The summary is computed again over the merged games; its `elapsed_ms` is the sum of
+    /// the parts' (time spent, which is more than the wall-clock time if the parts ran at once).
+    ///
+    /// Nothing in a report says with which settings it was played: merging chunks of different settings is the
+    /// caller's mistake to avoid (the same index played differently is caught).
+    pub fn merge(parts: impl IntoIterator<Item = SimReport>) -> Result<SimReport, MergeError> {
+        let mut games: BTreeMap<u64, GameRecord> = BTreeMap::new();
+        let mut elapsed = Duration::ZERO;
+        for part in parts {
+            elapsed += part.summary.elapsed;
+            for game in part.games {
+                match games.entry(game.index) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(game);
+                    }
+                    Entry::Occupied(mut slot) => {
+                        if let Some(better) = merged_copy(slot.get(), game)? {
+                            slot.insert(better);
+                        }
+                    }
+                }
+            }
+        }
+        let games: Vec<GameRecord> = games.into_values().collect();
+        let summary = Summary::from_games(&games, elapsed);
+        Ok(SimReport { games, summary })
+    }
+}
+
+/// Which of two copies of one game index a merge keeps: `Some(new)` to replace `old`, `None` to keep it.
+fn merged_copy(old: &GameRecord, new: GameRecord) -> Result<Option<GameRecord>, MergeError> {
+    if old.seed != new.seed || old.start_board != new.start_board {
+        return Err(MergeError::DifferentGames {
+            index: old.index,
+            first_seed: old.seed,
+            second_seed: new.seed,
+        });
+    }
+    Ok(match (old.finished, new.finished) {
+        (true, true) => {
+            if (old.score, old.moves, old.final_board) != (new.score, new.moves, new.final_board) {
+                return Err(MergeError::DifferentResults {
+                    index: old.index,
+                    first_score: old.score,
+                    second_score: new.score,
+                });
+            }
+            None
+        }
+        (false, true) => Some(new),
+        (true, false) => None,
+        (false, false) => (new.moves > old.moves).then_some(new),
+    })
+}
+
 /// Summary statistics of a run. Score statistics, the histogram and the reach rates cover the finished games.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Games played or started (finished and unfinished).
     pub games: u64,
@@ -41,12 +120,12 @@ pub struct Summary {
     /// Mean time per move on one thread: the games' time summed, over `total_moves` (0 when no move was played).
     pub ms_per_move: f64,
     /// Wall-clock time of the run.
-    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
 }
 
 /// How many of `games` reached `tile`, with a 95% Wilson interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReachRate {
     pub tile: u32,
     pub reached: u64,
