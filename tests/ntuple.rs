@@ -8,7 +8,7 @@ use std::time::Duration;
 use advisor2048::engine::rng::Rng;
 use advisor2048::engine::{Board, Tiles};
 use advisor2048::eval::ntuple::file::{self, NetFileError, TrainingSummary, ValueType, F16_RELATIVE_ERROR};
-use advisor2048::eval::ntuple::{value_reference, Network, Shape};
+use advisor2048::eval::ntuple::{f16_to_f32, value_reference, Network, Shape};
 use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, NTupleEvaluator, WeightError};
 use advisor2048::search::{Depth, Profile, SearchSettings};
 use advisor2048::sim::{simulate, SimConfig};
@@ -65,7 +65,7 @@ proptest! {
         let Some(tiles) = Tiles::from_exponents(e) else { return Ok(()) };
         let net = if which == 3 { network_4x6() } else { &small_networks()[which] };
         let eval = NTupleEvaluator::new(Arc::new(net.clone()));
-        let expected = value_reference(net.shape(), net.weights(), &tiles);
+        let expected = value_reference(net.shape(), &net.weights(), &tiles);
         let tol = 1e-3 * (1.0 + expected.abs());
         prop_assert!((eval.evaluate_tiles(&tiles) - expected).abs() < tol, "tiles {:?}: {} vs {}", e, eval.evaluate_tiles(&tiles), expected);
         if let Some(board) = tiles.to_board() {
@@ -136,7 +136,7 @@ fn save_and_load_give_the_same_values_and_f16_stays_within_its_bound() {
     assert!(bytes16.len() < bytes.len());
     let (half, info16, _) = file::decode(&bytes16).unwrap();
     assert_eq!(info16.header.value_type, ValueType::F16);
-    for (a, b) in net.weights().iter().zip(half.weights()) {
+    for (a, b) in net.weights().iter().zip(half.weights().iter()) {
         let bound = f64::from(a.abs()) * F16_RELATIVE_ERROR + 1e-7;
         assert!(f64::from((a - b).abs()) <= bound, "{a} stored as {b}");
     }
@@ -423,7 +423,7 @@ proptest! {
         let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
         let h = |g: &Grid| {
             let rows: Vec<Vec<i64>> = g.iter().map(|r| r.iter().map(|&v| i64::from(v)).collect()).collect();
-            value_reference(net.shape(), net.weights(), &Tiles::from_rows(&rows).unwrap())
+            value_reference(net.shape(), &net.weights(), &Tiles::from_rows(&rows).unwrap())
         };
         let params = ReferenceParams { reward_weight: 1.0, terminal_heuristic: false, prob_cutoff };
         let reference = root_values_reference(&grid, depth, &h, &params);
@@ -449,10 +449,106 @@ fn f16_keeps_weights_beyond_its_range() {
     let bytes = file::encode(&net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     let (back, info, _) = file::decode(&bytes).unwrap();
     assert!(info.header.scale > 1.0);
-    for (a, b) in weights.iter().zip(back.weights()) {
+    for (a, b) in weights.iter().zip(back.weights().iter()) {
         assert!(
             f64::from((a - b).abs()) <= f64::from(a.abs()) * F16_RELATIVE_ERROR + 1e-3,
             "{a} stored as {b}"
         );
+    }
+}
+
+#[test]
+fn f16_to_f32_is_exact_for_every_finite_pattern() {
+    let mut finite = 0;
+    for h in 0..=u16::MAX {
+        if h & 0x7c00 == 0x7c00 {
+            continue; // infinities and NaNs: no network holds one
+        }
+        finite += 1;
+        let expected = half::f16::from_bits(h).to_f32();
+        assert_eq!(
+            f16_to_f32(h).to_bits(),
+            expected.to_bits(),
+            "pattern {h:#06x}: {expected}"
+        );
+    }
+    assert_eq!(finite, 63_488);
+}
+
+/// `net`'s weights, held as f32.
+fn widened(net: &Network) -> Network {
+    Network::from_weights(net.shape().clone(), net.weights().into_owned()).unwrap()
+}
+
+#[test]
+fn an_f16_file_stays_f16_in_memory_with_exactly_the_values_of_its_weights_as_f32() {
+    // Weights up to 5e6 need a file scale of 128; the shapes cover stages, mixed tuple sizes and 6-cell tuples.
+    let mut rng = Rng::new(77);
+    let six = Shape::new(vec![vec![0, 1, 2, 4, 5, 6]], vec![0]).unwrap();
+    let shapes = small_shapes().into_iter().chain([six]);
+    for (k, shape) in shapes.enumerate() {
+        let magnitude = if k == 1 { 5_000_000 } else { 2_000 };
+        let weights = (0..shape.weight_count())
+            .map(|_| (rng.below(2 * magnitude) as f32 - magnitude as f32) / 1000.0 * 997.0)
+            .collect();
+        let net = Network::from_weights(shape, weights).unwrap();
+        let bytes = file::encode(&net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+        let (f16, info, _) = file::decode(&bytes).unwrap();
+        assert!(f16.is_f16(), "{}", f16.shape().describe());
+        assert_eq!(f16.weight_bytes(), 2 * f16.shape().weight_count());
+        if k == 1 {
+            assert!(info.header.scale >= 128.0, "scale {}", info.header.scale);
+        }
+        let f32 = widened(&f16);
+        assert!(!f32.is_f16());
+        assert_eq!(f32.weight_bytes(), 4 * f16.shape().weight_count());
+        for _ in 0..2000 {
+            let b = Board::from_exponents(std::array::from_fn(|_| rng.below(16) as u8)).unwrap();
+            let t = b.transpose();
+            assert_eq!(f16.value(b, t).to_bits(), f32.value(b, t).to_bits(), "{b:?}");
+            assert_eq!(f16.contributions(b), f32.contributions(b));
+        }
+        // Searches agree to the bit as well.
+        let (e16, e32) = (
+            AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(f16))),
+            AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(f32))),
+        );
+        let settings = SearchSettings {
+            depth: Depth::Plies(3),
+            ..Profile::Learned.settings()
+        };
+        let board = Tiles::from_hex("0123456789a00000").unwrap();
+        let stop = Default::default();
+        let (a, b) = (
+            advisor2048::search::search(&board, &e16, &settings, &stop),
+            advisor2048::search::search(&board, &e32, &settings, &stop),
+        );
+        assert_eq!(a.best, b.best);
+        assert_eq!(
+            a.values.map(|v| v.map(f64::to_bits)),
+            b.values.map(|v| v.map(f64::to_bits))
+        );
+    }
+}
+
+#[test]
+fn an_f16_file_with_a_scale_that_is_no_power_of_two_is_widened_to_f32() {
+    let net = random_network(small_shapes()[0].clone(), 8);
+    let bytes = file::encode(&net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let (plain, info, _) = file::decode(&bytes).unwrap();
+    assert_eq!(info.header.scale, 1.0);
+    // Same length, so the header's length field still holds; signed again, so only the scale differs.
+    let body = &bytes[..bytes.len() - 32];
+    let at = body
+        .windows(11)
+        .position(|w| w == b"\"scale\":1.0")
+        .expect("the header names its scale");
+    let mut edited = body.to_vec();
+    edited[at..at + 11].copy_from_slice(b"\"scale\":1.5");
+    let (scaled, info, _) = file::decode(&resign(edited)).unwrap();
+    assert_eq!(info.header.scale, 1.5);
+    assert!(!scaled.is_f16());
+    for (a, b) in plain.weights().iter().zip(scaled.weights().iter()) {
+        assert_eq!(a * 1.5, *b);
     }
 }

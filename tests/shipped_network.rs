@@ -22,6 +22,9 @@ fn the_shipped_network_is_the_file_its_checksum_names() {
     assert!(state.is_empty(), "a shipped network carries no trainer state");
     assert_eq!(info.header.value_type, file::ValueType::F16);
     assert_eq!(net.shape().describe(), "4x6, 1 stage");
+    // Held as the file stores it: f16, 128 MiB for the 4 x 16^6 weights (f32 would take 256 MiB).
+    assert!(net.is_f16());
+    assert_eq!(net.weight_bytes(), 128 << 20);
 }
 
 #[test]

@@ -27,7 +27,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Network, Shape, ShapeError};
+use super::{f16_to_f32, Network, Shape, ShapeError};
 
 /// The first 8 bytes of every weight file.
 pub const MAGIC: &[u8; 8] = b"A2048NET";
@@ -162,7 +162,7 @@ pub fn encode(
         )));
     }
     let scale = match value_type {
-        ValueType::F16 => f16_scale(weights),
+        ValueType::F16 => f16_scale(&weights),
         ValueType::F32 => 1.0,
     };
     let mut payload = Vec::with_capacity(weights.len() * value_type.bytes() + trainer_state.len());
@@ -283,27 +283,54 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
     if !(scale.is_finite() && scale > 0.0) {
         return Err(NetFileError::Header(format!("scale {scale} is not a positive number")));
     }
-    let mut weights: Vec<f32> = super::huge_page_vec(count);
+    // f16 weights stay f16 in memory (half the memory, the same values) when the scale is a power of two, as
+    // `encode` writes it; else they are widened to f32 with the scale applied to each.
+    let keep_f16 = h.value_type == ValueType::F16 && scale.to_bits() & 0x007f_ffff == 0;
     let width = h.value_type.bytes();
     let mut chunk = vec![0u8; (1 << 20) * width];
-    while weights.len() < count {
-        let take = (count - weights.len()).min(1 << 20) * width;
-        let buf = &mut chunk[..take];
-        reader.read_exact(buf).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => short((weights.len() * width) as u64),
+    // The next chunk of the payload's weights, `done` weights already read.
+    let mut read_chunk = |chunk: &mut Vec<u8>, done: usize| -> Result<(), NetFileError> {
+        chunk.resize((count - done).min(1 << 20) * width, 0);
+        reader.read_exact(chunk).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => short((done * width) as u64),
             _ => damaged(e),
-        })?;
-        match h.value_type {
-            ValueType::F32 => weights.extend(
-                buf.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * scale),
-            ),
-            ValueType::F16 => weights.extend(
-                buf.chunks_exact(2)
-                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32() * scale),
-            ),
+        })
+    };
+    let not_finite = |bad: usize| NetFileError::ShapeMismatch(format!("weight {bad} is not a finite number"));
+    let mut net = if keep_f16 {
+        let mut bits: Vec<u16> = super::huge_page_vec(count);
+        while bits.len() < count {
+            read_chunk(&mut chunk, bits.len())?;
+            bits.extend(chunk.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])));
         }
+        // Exponent bits all set: an infinity or a NaN.
+        if let Some(bad) = bits.iter().position(|&b| b & 0x7c00 == 0x7c00) {
+            return Err(not_finite(bad));
+        }
+        Network::from_f16(shape.clone(), bits, scale)
+    } else {
+        let mut weights: Vec<f32> = super::huge_page_vec(count);
+        while weights.len() < count {
+            read_chunk(&mut chunk, weights.len())?;
+            match h.value_type {
+                ValueType::F32 => weights.extend(
+                    chunk
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * scale),
+                ),
+                ValueType::F16 => weights.extend(
+                    chunk
+                        .chunks_exact(2)
+                        .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])) * scale),
+                ),
+            }
+        }
+        if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
+            return Err(not_finite(bad));
+        }
+        Network::from_weights(shape.clone(), weights)
     }
+    .map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
     let mut state = Vec::with_capacity(h.trainer_state_bytes as usize);
     // Read one byte more than expected, so a longer payload is caught without inflating it all.
     (&mut reader)
@@ -322,12 +349,6 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
             shape.describe()
         )));
     }
-    if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
-        return Err(NetFileError::ShapeMismatch(format!(
-            "weight {bad} is not a finite number"
-        )));
-    }
-    let mut net = Network::from_weights(shape, weights).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
     net.info = Some(info.clone());
     Ok((net, info, state))
 }

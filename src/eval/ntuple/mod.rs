@@ -350,13 +350,47 @@ pub fn prefetch<T>(item: &T) {
     let _ = item;
 }
 
-/// A loaded network: its shape and its weights (f32 in memory).
+/// A loaded network: its shape and its weights (in memory as f32, or as f16 when read from an f16 file).
 #[derive(Clone, Debug)]
 pub struct Network {
     features: Features,
-    weights: Vec<f32>,
+    weights: Weights,
     /// Where the weights came from: the file's header (training summary, checksum), if any.
     pub info: Option<file::NetInfo>,
+}
+
+/// A network's weights in memory.
+#[derive(Clone, Debug)]
+enum Weights {
+    /// As training holds them (and f32 files store them).
+    F32(Vec<f32>),
+    /// As an f16 file stores them, in half the memory of f32: weight `i` is `f16_to_f32(bits[i]) * scale`. With
+    /// `scale` a power of two, a sum of these weights in f32 times `scale` is bit for bit the sum of the f32 weights
+    /// (scaling by a power of two commutes with every rounding), so the values are the f32 network's exactly.
+    F16 { bits: Vec<u16>, scale: f32 },
+}
+
+/// The f32 value of a finite f16 bit pattern (IEEE 754 binary16), exact, without a branch: the pattern's sign,
+/// exponent and mantissa moved into an f32's places, then the exponent's bias moved from 15 to 127 by multiplying
+/// by 2^112 (which also turns the f16 subnormals, f32 subnormals at that point, into their exact values). The
+/// networks' hot loop runs it for every lookup: a branch would mispredict, as most weights of a trained network are
+/// 0 (never visited) beside normal numbers. An infinity or a NaN pattern reads as a finite number: networks hold
+/// none (files holding one are refused).
+///
+/// # Examples
+/// ```
+/// use advisor2048::eval::ntuple::f16_to_f32;
+/// assert_eq!(f16_to_f32(0x3c00), 1.0);
+/// assert_eq!(f16_to_f32(0xc000), -2.0);
+/// assert_eq!(f16_to_f32(0x7bff), 65504.0);
+/// assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+/// assert_eq!(f16_to_f32(0x8000), 0.0);
+/// ```
+#[inline(always)]
+pub fn f16_to_f32(h: u16) -> f32 {
+    const REBIAS: f32 = f32::from_bits((112 + 127) << 23); // 2^112
+    let h = u32::from(h);
+    f32::from_bits(((h & 0x8000) << 16) | ((h & 0x7fff) << 13)) * REBIAS
 }
 
 /// The weights given do not fit the shape.
@@ -375,22 +409,30 @@ impl Network {
         weights.resize(n, value);
         Network {
             features: Features::new(shape),
-            weights,
+            weights: Weights::F32(weights),
             info: None,
         }
     }
 
     /// A network from its shape and all its weights (stage by stage, tuple by tuple, index by index).
     pub fn from_weights(shape: Shape, weights: Vec<f32>) -> Result<Network, WeightCountError> {
-        if weights.len() != shape.weight_count() {
-            return Err(WeightCountError {
-                expected: shape.weight_count(),
-                found: weights.len(),
-            });
-        }
+        check_count(&shape, weights.len())?;
         Ok(Network {
             features: Features::new(shape),
-            weights,
+            weights: Weights::F32(weights),
+            info: None,
+        })
+    }
+
+    /// A network kept as f16 in memory: weight `i` is `f16_to_f32(bits[i]) * scale` (`bits` finite: see
+    /// [`f16_to_f32`]). Its values are exactly those
+    /// of the f32 network of the same weights when `scale` is a power of two (the weight files' scales are);
+    /// another scale is applied to the sum, within a rounding of the f32 network's values.
+    pub fn from_f16(shape: Shape, bits: Vec<u16>, scale: f32) -> Result<Network, WeightCountError> {
+        check_count(&shape, bits.len())?;
+        Ok(Network {
+            features: Features::new(shape),
+            weights: Weights::F16 { bits, scale },
             info: None,
         })
     }
@@ -403,25 +445,66 @@ impl Network {
         &self.features
     }
 
-    pub fn weights(&self) -> &[f32] {
-        &self.weights
+    /// All weights as f32 (borrowed from an f32 network; widened, a new vector, from an f16 one).
+    pub fn weights(&self) -> std::borrow::Cow<'_, [f32]> {
+        match &self.weights {
+            Weights::F32(w) => std::borrow::Cow::Borrowed(w),
+            Weights::F16 { bits, scale } => bits.iter().map(|&h| f16_to_f32(h) * scale).collect(),
+        }
+    }
+
+    /// Whether the weights are held as f16 (half the memory of f32).
+    pub fn is_f16(&self) -> bool {
+        matches!(self.weights, Weights::F16 { .. })
+    }
+
+    /// Bytes the weight tables take in memory.
+    pub fn weight_bytes(&self) -> usize {
+        match &self.weights {
+            Weights::F32(w) => w.len() * 4,
+            Weights::F16 { bits, .. } => bits.len() * 2,
+        }
     }
 
     /// The value of a board, given its transpose.
     #[inline]
     pub fn value(&self, board: Board, transposed: Board) -> f64 {
-        let w = &self.weights[..];
         let mut sum = 0.0f32;
-        self.features.for_each(board, transposed, |_, i| sum += w[i]);
-        f64::from(sum)
+        match &self.weights {
+            Weights::F32(w) => {
+                self.features.for_each(board, transposed, |_, i| sum += w[i]);
+                f64::from(sum)
+            }
+            Weights::F16 { bits, scale } => {
+                self.features
+                    .for_each(board, transposed, |_, i| sum += f16_to_f32(bits[i]));
+                f64::from(sum * scale)
+            }
+        }
     }
 
     /// Each tuple's contribution (summed over its 8 symmetries).
     pub fn contributions(&self, board: Board) -> Vec<f64> {
         let mut out = vec![0.0f32; self.shape().tuples.len()];
-        self.features
-            .for_each(board, board.transpose(), |t, i| out[t] += self.weights[i]);
-        out.into_iter().map(f64::from).collect()
+        let scale = match &self.weights {
+            Weights::F32(w) => {
+                self.features.for_each(board, board.transpose(), |t, i| out[t] += w[i]);
+                1.0
+            }
+            Weights::F16 { bits, scale } => {
+                self.features
+                    .for_each(board, board.transpose(), |t, i| out[t] += f16_to_f32(bits[i]));
+                *scale
+            }
+        };
+        out.into_iter().map(|c| f64::from(c * scale)).collect()
+    }
+}
+
+fn check_count(shape: &Shape, found: usize) -> Result<(), WeightCountError> {
+    match shape.weight_count() {
+        expected if expected == found => Ok(()),
+        expected => Err(WeightCountError { expected, found }),
     }
 }
 
