@@ -697,6 +697,37 @@ async fn simulate_seed_is_one_field_with_one_problem() {
 }
 
 #[tokio::test]
+async fn simulate_first_game_is_bounded_as_the_spec_says() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let last = i64::MAX as u64;
+    let (status, body) = post(
+        &server,
+        "/simulate",
+        json!({"games": 2, "first_game": last - 1, "depth": 1, "max_moves": 3}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["games"][1]["index"], last, "{body}");
+    for first_game in [last + 1, u64::MAX - 1000] {
+        let (status, body) = post(
+            &server,
+            "/simulate",
+            json!({"games": 2, "first_game": first_game, "depth": 1}),
+        )
+        .await;
+        assert_eq!(status, 422, "first_game {first_game}: {body}");
+        assert_eq!(body["errors"][0]["pointer"], "/first_game", "{body}");
+        assert!(
+            body["errors"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("9223372036854775807"),
+            "{body}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn simulate_stops_at_the_moves_per_request_limit() {
     let config = ServerConfig {
         max_sim_moves: 50,

@@ -390,7 +390,17 @@ fn variants() -> Vec<(&'static str, Route, Value)> {
             json!({"games": 1, "first_game": -1, "depth": 1}),
         ),
         (
-            "simulate first_game past 64 bits",
+            "simulate the last first_game",
+            Simulate,
+            json!({"games": 1, "first_game": i64::MAX, "seed": 2, "max_moves": 5, "profile": "tuned", "depth": 1}),
+        ),
+        (
+            "simulate first_game one past its maximum",
+            Simulate,
+            json!({"games": 1, "first_game": i64::MAX as u64 + 1, "depth": 1}),
+        ),
+        (
+            "simulate first_game at 2^64 - 1",
             Simulate,
             json!({"games": 2, "first_game": u64::MAX, "depth": 1}),
         ),

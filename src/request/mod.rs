@@ -45,6 +45,9 @@ pub const MIN_THREADS: u64 = 1;
 pub const MIN_GAMES: u64 = 1;
 /// `/simulate` `games` when not given.
 pub const DEFAULT_GAMES: u64 = 1;
+/// `/simulate` `first_game`: the largest (2^63 - 1, so that clients holding it in a signed 64-bit integer can send
+/// any index the server accepts); `first_game + games` must also stay within 64 bits.
+pub const MAX_FIRST_GAME: u64 = i64::MAX as u64;
 /// `/simulate` `seed` when not given.
 pub const DEFAULT_SIM_SEED: u64 = 0;
 /// `/simulate` `max_moves`: the fewest moves per game.
@@ -352,7 +355,7 @@ impl SimulateRequest {
             }
             g => g,
         };
-        let first_game = read_u64(map, "first_game", 0, u64::MAX, &mut problems).unwrap_or(0);
+        let first_game = read_u64(map, "first_game", 0, MAX_FIRST_GAME, &mut problems).unwrap_or(0);
         if first_game.checked_add(games).is_none() {
             problems.push(
                 "/first_game",
