@@ -12,14 +12,16 @@ use clap::{Args, Subcommand};
 
 use advisor2048::eval::ntuple::file::{self, ValueType};
 use advisor2048::eval::ntuple::Shape;
-use advisor2048::train::{Progress, TrainConfig, Trainer, REACH_EXPONENTS};
+use advisor2048::train::{promote, Progress, TrainConfig, Trainer, REACH_EXPONENTS};
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
     /// Tuple set of a new network: 4x6 or 8x6 (ignored with --resume, which keeps the checkpoint's).
     #[arg(long, default_value = "4x6")]
     pub net: String,
-    /// Largest tiles at which further weight sets start, e.g. --stages 16384 (one stage when not given).
+    /// Largest tiles at which further weight sets start, e.g. --stages 16384 (one stage when not given). With
+    /// --resume, stages added to the checkpoint's network (weight promotion: a new stage starts as a copy of the
+    /// weights of the stage it splits off, with its learning rates and a short memory of its errors).
     #[arg(long, value_delimiter = ',')]
     pub stages: Vec<u32>,
     /// Stop after this many games from the start (counting the checkpoint's games when resuming).
@@ -139,7 +141,13 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     };
     let trainer = match &args.resume {
         Some(path) => {
-            let (net, _, state) = file::load(path).with_context(|| format!("cannot resume from {}", path.display()))?;
+            let (mut net, _, mut state) =
+                file::load(path).with_context(|| format!("cannot resume from {}", path.display()))?;
+            let added = &stages(args)?[1..];
+            if added.iter().any(|s| !net.shape().stages.contains(s)) {
+                (net, state) = promote(&net, &state, added)
+                    .with_context(|| format!("cannot add --stages to the network of {}", path.display()))?;
+            }
             Trainer::resume(&net, &state, config).with_context(|| format!("cannot resume from {}", path.display()))?
         }
         None => Trainer::new(Shape::named(&args.net, stages(args)?)?, config),
