@@ -174,9 +174,10 @@ pub enum PromoteError {
 /// temporal-coherence accumulators are that stage's scaled by [`PROMOTED_MEMORY`]: each weight keeps its learning
 /// rate (`|E| / A` does not change with the scale) but forgets most of its history, so errors particular to the new
 /// stage change the rate quickly. (Empty accumulators, the full rate for every weight, upset the copied values:
-/// in a trial from the shipped network the rolling greedy mean fell from 238,000 to 200,000 within 25,000 games, the
-/// new stage's values swinging so far that the player began to avoid making 16384.) The trainer's progress
-/// (games, moves, rolling statistics, restart pools) carries over.
+/// in a trial from the shipped network the rolling greedy mean fell from 238,000 to 200,000 within 25,000 games.)
+/// Training both stages on from here lets the player compare them at the boundary, and in a trial it learned to avoid
+/// making 16384 (docs/training.md); a later stage is better trained on its own. The trainer's progress (games,
+/// moves, rolling statistics, restart pools) carries over.
 pub fn promote(net: &Network, state: &[u8], add: &[u8]) -> Result<(Network, Vec<u8>), PromoteError> {
     let old = net.shape();
     let mut stages = old.stages.clone();
