@@ -337,3 +337,123 @@ async fn shutdown_lets_searches_finish_within_the_grace_period_then_closes_every
         "no new connections after shutdown"
     );
 }
+
+/// `advisor2048_searches_total` as `/metrics` shows it: searches whose work has ended.
+fn searches_done(server: &TestServer) -> u64 {
+    let text = server.state.metrics.render(0, 0);
+    text.lines()
+        .find_map(|l| l.strip_prefix("advisor2048_searches_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("advisor2048_searches_total in /metrics")
+}
+
+/// A traced `/simulate` of many games (tuned, 1 ply: fast), cut by the server's `max_trace_moves`, as a document
+/// or as a stream.
+fn traced_simulation(stream: bool) -> Vec<u8> {
+    let body = r#"{"games": 1000, "seed": 4, "profile": "tuned", "depth": 1, "trace": true}"#;
+    let accept = if stream {
+        "application/x-ndjson"
+    } else {
+        "application/json"
+    };
+    request(
+        "POST",
+        "/simulate",
+        &[("content-type", "application/json"), ("accept", accept)],
+        body.as_bytes(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_answer_keeps_its_search_slot_until_sent_and_a_reader_that_stalls_loses_it() {
+    // One search slot. A traced simulation of 300,000 moves answers about 33 MB: far more than the socket buffers
+    // and the connection's own buffer hold, so a client that reads nothing leaves most of it unsent.
+    let idle_timeout = Duration::from_secs(3);
+    let config = ServerConfig {
+        max_searches: 1,
+        max_threads: 1,
+        idle_timeout,
+        max_trace_moves: 300_000,
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    let best_move = || {
+        let url = server.url("/best-move");
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .json(&serde_json::json!({"board": "0000000000000112", "depth": 1}))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }
+    };
+
+    for stream in [false, true] {
+        let before = searches_done(&server);
+        let timeouts_before = server
+            .state
+            .metrics
+            .connections
+            .response_timeouts
+            .load(Ordering::Relaxed);
+        let mut stalled = connect(&server).await;
+        stalled.send(&traced_simulation(stream)).await.unwrap();
+        let state = server.state.clone();
+        wait_until("the simulation holds the slot", || state.permits.running() == 1).await;
+        if !stream {
+            // The document's work is over (its search is counted), yet its answer is mostly unsent: the slot
+            // stays taken, so another search waits.
+            wait_until("the simulation's work ended", || searches_done(&server) > before).await;
+            let waiting = tokio::time::timeout(idle_timeout / 3, best_move()).await;
+            assert!(
+                waiting.is_err(),
+                "a search ran while a large answer was still unsent: {waiting:?}"
+            );
+        }
+        // The stalled client took nothing for the idle timeout: its connection is closed, the slot freed.
+        let next = tokio::time::timeout(PATIENCE, best_move()).await;
+        assert_eq!(
+            next.expect("the slot was freed").expect("best-move answered"),
+            200,
+            "stream: {stream}"
+        );
+        assert!(
+            stalled.closed_within(PATIENCE).await.is_some(),
+            "stream {stream}: the stalled connection was closed"
+        );
+        assert_eq!(
+            server
+                .state
+                .metrics
+                .connections
+                .response_timeouts
+                .load(Ordering::Relaxed),
+            timeouts_before + 1,
+            "stream {stream}: counted once, as a response timeout"
+        );
+    }
+
+    // A client that reads gets the whole document, with its length, intact.
+    let mut reader = connect(&server).await;
+    let answer = reader.call(&traced_simulation(false)).await.unwrap();
+    answer.assert_documented("POST", "/simulate", 200);
+    assert_eq!(
+        answer.header("content-length"),
+        Some(answer.body.len().to_string().as_str())
+    );
+    let body = answer.json();
+    let traced: usize = body["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["trace"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(body["summary"]["total_moves"], 300_000, "{}", body["summary"]);
+    assert_eq!(traced, 300_000, "every move traced");
+    assert_eq!(
+        server.state.permits.running(),
+        0,
+        "the slot is free once the answer is sent"
+    );
+}

@@ -376,3 +376,23 @@ fn dockerfile_exposes_the_port_and_checks_itself() {
         "the image serves on all interfaces"
     );
 }
+
+#[test]
+fn compose_reserves_what_the_deployment_requests() {
+    let deployment = deployment();
+    let resources = at("deployment.yaml", container(&deployment), "resources");
+    let compose = parse("compose.yaml", COMPOSE);
+    let service = at("compose.yaml", &compose, "services.advisor2048");
+    for (kubernetes, compose_path) in [
+        ("requests.memory", "deploy.resources.reservations.memory"),
+        ("limits.memory", "deploy.resources.limits.memory"),
+    ] {
+        // Compose's "M" is Kubernetes' "Mi" (both 2^20 bytes).
+        let compose_quantity = str_at("compose.yaml", service, compose_path).replace('M', "Mi");
+        assert_eq!(
+            bytes(str_at("deployment.yaml", resources, kubernetes)),
+            bytes(&compose_quantity),
+            "{kubernetes} vs {compose_path}"
+        );
+    }
+}

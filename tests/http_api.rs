@@ -524,6 +524,7 @@ async fn metrics_every_documented_series_moves_with_requests() {
         "advisor2048_connections_timed_out_total{timeout=\"header\"}",
         "advisor2048_connections_timed_out_total{timeout=\"idle\"}",
         "advisor2048_connections_timed_out_total{timeout=\"body\"}",
+        "advisor2048_connections_timed_out_total{timeout=\"response\"}",
     ] {
         assert!(before.contains_key(series), "{series} missing: {before:#?}");
     }
@@ -756,6 +757,35 @@ async fn simulate_stops_at_the_moves_per_request_limit() {
     assert_eq!(game["moves"], 50);
     assert_eq!(body["summary"]["finished"], 0);
     assert_eq!(body["summary"]["total_moves"], 50);
+}
+
+#[tokio::test]
+async fn simulate_stops_a_traced_run_at_the_trace_limit() {
+    let config = ServerConfig {
+        max_trace_moves: 40,
+        ..Default::default()
+    };
+    let server = TestServer::start(config).await;
+    let request = json!({"games": 2, "seed": 3, "depth": 1, "profile": "tuned", "trace": true});
+    let (status, traced) = post(&server, "/simulate", request.clone()).await;
+    assert_eq!(status, 200, "{traced}");
+    assert_matches_schema("SimulateResponse", &traced);
+    let game = &traced["games"][0];
+    assert_eq!(traced["games"].as_array().unwrap().len(), 1, "{}", traced["summary"]);
+    assert_eq!(
+        (&game["moves"], &game["finished"]),
+        (&json!(40), &json!(false)),
+        "{game}"
+    );
+    assert_eq!(game["trace"].as_array().unwrap().len(), 40);
+    assert_eq!(traced["summary"]["total_moves"], 40);
+    // Without a trace the same run plays on: the limit is the trace's, not the run's.
+    let mut untraced = request;
+    untraced["trace"] = json!(false);
+    let (status, body) = post(&server, "/simulate", untraced).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["summary"]["finished"], 2, "{}", body["summary"]);
+    assert!(body["games"][0]["moves"].as_u64().unwrap() > 40);
 }
 
 #[tokio::test]

@@ -89,6 +89,10 @@ pub struct ServeArgs {
     /// /simulate: wall-clock limit in seconds; the games finished by then are returned.
     #[arg(long, env = "ADVISOR_MAX_SIM_SECONDS", default_value_t = defaults::MAX_SIM_SECONDS)]
     pub max_sim_seconds: u64,
+    /// /simulate with trace: most moves per request, over all its games (bounds the answer's size: about 110 bytes
+    /// per move); a traced run that reaches it stops like one at --max-sim-moves.
+    #[arg(long, env = "ADVISOR_MAX_TRACE_MOVES", default_value_t = defaults::MAX_TRACE_MOVES)]
+    pub max_trace_moves: u64,
     /// /simulate: largest time budget of each move's search, in ms.
     #[arg(long, env = "ADVISOR_SIM_MOVE_BUDGET_MS", default_value_t = defaults::SIM_MOVE_BUDGET_MS)]
     pub sim_move_budget_ms: u64,
@@ -179,6 +183,7 @@ impl ServeArgs {
             max_sim_games: positive("max-sim-games", self.max_sim_games)?,
             max_sim_moves: positive("max-sim-moves", self.max_sim_moves)?,
             max_sim_time: Duration::from_secs(positive("max-sim-seconds", self.max_sim_seconds)?),
+            max_trace_moves: positive("max-trace-moves", self.max_trace_moves)?,
             sim_move_budget: Duration::from_millis(positive("sim-move-budget-ms", self.sim_move_budget_ms)?),
             body_limit: positive("body-limit", self.body_limit as u64)? as usize,
             request_timeout: Duration::from_secs(positive("request-timeout-s", self.request_timeout_s)?),

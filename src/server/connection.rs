@@ -7,7 +7,9 @@
 //!   kept-alive connection, from the first byte of the next request;
 //! - a kept-alive connection may sit idle between requests for `--idle-timeout-s`;
 //! - while a request is being answered there is no connection deadline: its body has `--body-timeout-s` (408, see
-//!   `routes::JsonBody`) and the whole request `--request-timeout-s` (504).
+//!   `routes::JsonBody`) and the whole request `--request-timeout-s` (504);
+//! - a write of the response that waits `--idle-timeout-s` for the client to take anything fails (the client stopped
+//!   reading), so a stalled reader never holds what its answer holds (memory, a search slot) for longer.
 //!
 //! Beyond `--max-connections` open connections a new one is closed as soon as it is accepted, so stalled clients
 //! can never exhaust the process's file descriptors; service resumes as soon as connections go.
@@ -298,6 +300,9 @@ struct TimedIo {
     /// One timer per connection, moved rather than re-created.
     timer: Pin<Box<Sleep>>,
     armed: Instant,
+    /// Armed when a write finds the socket full; cleared by the next write that goes through.
+    write_timer: Pin<Box<Sleep>>,
+    write_stalled: bool,
     state: AppState,
 }
 
@@ -312,6 +317,8 @@ impl TimedIo {
             idle_timeout: state.config.idle_timeout,
             timer: Box::pin(tokio::time::sleep_until(armed)),
             armed,
+            write_timer: Box::pin(tokio::time::sleep_until(armed)),
+            write_stalled: false,
             state: state.clone(),
         }
     }
@@ -368,13 +375,56 @@ impl AsyncRead for TimedIo {
     }
 }
 
+impl TimedIo {
+    /// What a write that found the socket full returns: pending, until the client has taken nothing for the idle
+    /// timeout; then the write fails and hyper closes the connection.
+    fn poll_stalled_write<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        if !self.write_stalled {
+            self.write_stalled = true;
+            let deadline = Instant::now() + self.idle_timeout;
+            self.write_timer.as_mut().reset(deadline);
+        }
+        if self.write_timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.state
+            .metrics
+            .connections
+            .response_timeouts
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(
+            timeout = "response",
+            "closing a connection whose client stopped reading its response"
+        );
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the client took nothing of the response within the idle timeout",
+        )))
+    }
+
+    /// Passes a write's outcome on, tracking whether the socket is stalled.
+    fn track_write<T>(&mut self, cx: &mut Context<'_>, written: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        match written {
+            Poll::Pending => self.poll_stalled_write(cx),
+            ready => {
+                self.write_stalled = false;
+                ready
+            }
+        }
+    }
+}
+
 impl AsyncWrite for TimedIo {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.track_write(cx, written)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+        let this = self.get_mut();
+        let flushed = Pin::new(&mut this.io).poll_flush(cx);
+        this.track_write(cx, flushed)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -386,7 +436,9 @@ impl AsyncWrite for TimedIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.track_write(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -144,13 +144,19 @@ impl ActiveSearches {
 
 /// Work running on the blocking pool; dropping it (the client went away) trips the work's stop handle.
 pub struct RunningSearch<T> {
-    handle: tokio::task::JoinHandle<T>,
+    handle: tokio::task::JoinHandle<(T, Permit)>,
     on_drop: crate::search::StopOnDrop,
 }
 
 impl<T> RunningSearch<T> {
-    /// Waits for the work to end and returns its result.
+    /// Waits for the work to end and returns its result; its permits are freed.
     pub async fn finish(self) -> Result<T, ApiError> {
+        self.finish_holding().await.map(|(result, _permit)| result)
+    }
+
+    /// Waits for the work to end and returns its result with its permits, which stay taken until the caller drops
+    /// them: an answer too large to hold for many clients at once keeps its slot until it has been sent.
+    pub async fn finish_holding(self) -> Result<(T, Permit), ApiError> {
         let RunningSearch { handle, on_drop } = self;
         let result = handle
             .await
@@ -162,8 +168,8 @@ impl<T> RunningSearch<T> {
 
 /// Starts `work` on the blocking pool under `threads` search permits, in the current tracing span, and returns at
 /// once. The work gets a [`StopHandle`] that is tripped when the returned [`RunningSearch`] is dropped before the work
-/// ends (the client disconnected), at shutdown, or by the work's own limits; the permits are freed when the work
-/// actually ends.
+/// ends (the client disconnected), at shutdown, or by the work's own limits; the permits are freed when the work's
+/// result is taken (or, when nobody takes it, when the work actually ends).
 pub async fn start_search<T, F>(state: &AppState, threads: usize, work: F) -> Result<RunningSearch<T>, ApiError>
 where
     T: Send + 'static,
@@ -182,9 +188,8 @@ where
     let task_state = state.clone();
     let handle = tokio::task::spawn_blocking(move || {
         let _span = span.enter();
-        let _permit = permit;
         let _registration = task_state.active.register(stop.clone());
-        work(&stop)
+        (work(&stop), permit)
     });
     Ok(RunningSearch { handle, on_drop })
 }

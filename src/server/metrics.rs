@@ -52,6 +52,8 @@ pub struct ConnectionCounts {
     pub idle_timeouts: AtomicU64,
     /// Answered 408 and closed because a body did not arrive within `--body-timeout-s`.
     pub body_timeouts: AtomicU64,
+    /// Closed because the client took nothing of its response for `--idle-timeout-s`.
+    pub response_timeouts: AtomicU64,
 }
 
 impl Metrics {
@@ -158,12 +160,14 @@ impl Metrics {
         let _ = writeln!(
             out,
             "# HELP {name} Connections closed because a request head (header), the next request (idle) or a request \
-             body (body, answered 408) did not arrive in time.\n# TYPE {name} counter"
+             body (body, answered 408) did not arrive in time, or the client stopped reading its response \
+             (response).\n# TYPE {name} counter"
         );
         for (timeout, counter) in [
             ("header", &c.header_timeouts),
             ("idle", &c.idle_timeouts),
             ("body", &c.body_timeouts),
+            ("response", &c.response_timeouts),
         ] {
             let _ = writeln!(
                 out,

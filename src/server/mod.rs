@@ -55,6 +55,9 @@ pub mod defaults {
     pub const MAX_SIM_MOVES: u64 = 2_000_000;
     /// `/simulate`: wall-clock seconds per request.
     pub const MAX_SIM_SECONDS: u64 = 120;
+    /// `/simulate`: moves per request with `trace` (each recorded move is about 110 bytes of JSON, so a traced
+    /// answer stays near 11 MB).
+    pub const MAX_TRACE_MOVES: u64 = 100_000;
     /// `/simulate`: the largest time budget of each move's search, in ms.
     pub const SIM_MOVE_BUDGET_MS: u64 = 1000;
     /// The largest request body, in bytes.
@@ -94,6 +97,9 @@ pub struct ServerConfig {
     pub max_sim_moves: u64,
     /// `/simulate`: wall-clock limit; the games finished by then are returned.
     pub max_sim_time: Duration,
+    /// `/simulate` with `trace`: moves per request, summed over its games (the smaller of this and `max_sim_moves`
+    /// applies), so that one answer's size stays bounded.
+    pub max_trace_moves: u64,
     /// `/simulate`: the time budget of each move's search (a request's `time_budget_ms` is clamped to it).
     pub sim_move_budget: Duration,
     /// Largest accepted body.
@@ -131,6 +137,7 @@ impl Default for ServerConfig {
             max_sim_games: defaults::MAX_SIM_GAMES,
             max_sim_moves: defaults::MAX_SIM_MOVES,
             max_sim_time: Duration::from_secs(defaults::MAX_SIM_SECONDS),
+            max_trace_moves: defaults::MAX_TRACE_MOVES,
             sim_move_budget: Duration::from_millis(defaults::SIM_MOVE_BUDGET_MS),
             body_limit: defaults::BODY_LIMIT,
             request_timeout: Duration::from_secs(defaults::REQUEST_TIMEOUT_S),

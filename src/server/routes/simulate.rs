@@ -2,21 +2,32 @@
 //! streamed as one line per finished game followed by a `{"summary": ...}` line.
 //!
 //! Limits: at most `--max-sim-games` games and `max_moves` at most `--max-sim-moves` (else 422); while running, the
-//! whole request stops at `--max-sim-moves` moves over all its games or after `--max-sim-seconds`, and the games cut
-//! short are returned marked `finished: false`.
+//! whole request stops at `--max-sim-moves` moves over all its games (`--max-trace-moves` with `trace`) or after
+//! `--max-sim-seconds`, and the games cut short are returned marked `finished: false`.
+//!
+//! Memory: an answer can be large (about 110 bytes per traced move), so it keeps its search slot until it has been
+//! sent: at most `--max-searches` answers are held at once, however slowly their clients read. A streamed answer
+//! waits for its client (at most [`STREAM_LINES`] lines are queued; a client that takes none for `--idle-timeout-s`
+//! stops the run), and a document is handed to the connection in [`CHUNK`]-byte pieces.
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::JsonBody;
 use crate::request::SimulateRequest;
 use crate::server::error::ApiError;
-use crate::server::limits::start_search;
+use crate::server::limits::{start_search, Permit};
 use crate::server::AppState;
 use crate::sim::{simulate, SimConfig, SimReport};
+
+/// Lines of a streamed answer queued for a slow client before the games wait for it.
+pub const STREAM_LINES: usize = 16;
+
+/// A document answer is handed to the connection in pieces of this many bytes (the connection buffers a few).
+pub const CHUNK: usize = 64 * 1024;
 
 fn wants_ndjson(headers: &HeaderMap) -> bool {
     headers
@@ -34,9 +45,18 @@ pub async fn handle(
     let threads = request.search.settings.threads;
     let stream = wants_ndjson(&headers);
     let limit = state.config.max_sim_time;
-    let move_limit = state.config.max_sim_moves;
+    let move_limit = match request.trace {
+        true => state.config.max_sim_moves.min(state.config.max_trace_moves),
+        false => state.config.max_sim_moves,
+    };
     let metrics_state = state.clone();
-    let (lines, receiver) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
+    let (lines, receiver) = tokio::sync::mpsc::channel::<Bytes>(STREAM_LINES);
+    let sender = LineSender {
+        lines,
+        runtime: tokio::runtime::Handle::current(),
+        patience: state.config.idle_timeout,
+        gone: AtomicBool::new(false),
+    };
     let running = start_search(&state, threads, move |stop| -> Result<SimReport, ApiError> {
         let evaluator = request.search.evaluator.build(metrics_state.network.as_ref())?;
         let config = SimConfig {
@@ -45,25 +65,29 @@ pub async fn handle(
             ..request.into_config(evaluator)
         };
         let report = simulate(&config, stop, |game| {
-            if stream {
-                let mut line = serde_json::to_vec(game).unwrap_or_default();
-                line.push(b'\n');
-                if lines.send(Bytes::from(line)).is_err() {
-                    stop.stop();
-                }
+            if stream && !sender.send(serde_json::to_vec(game).unwrap_or_default()) {
+                stop.stop();
             }
         });
         metrics_state.metrics.record_search(report.summary.total_moves);
         if stream {
-            let mut line = serde_json::to_vec(&serde_json::json!({ "summary": &report.summary })).unwrap_or_default();
-            line.push(b'\n');
-            let _ = lines.send(Bytes::from(line));
+            sender.send(serde_json::to_vec(&serde_json::json!({ "summary": &report.summary })).unwrap_or_default());
         }
         Ok(report)
     })
     .await?;
     if !stream {
-        return Ok(Json(running.finish().await??).into_response());
+        let (report, permit) = running.finish_holding().await?;
+        let document = serde_json::to_vec(&report?)
+            .map_err(|e| ApiError::Internal(format!("the simulation's answer did not serialize: {e}")))?;
+        return Ok((
+            [
+                (header::CONTENT_TYPE, "application/json".to_owned()),
+                (header::CONTENT_LENGTH, document.len().to_string()),
+            ],
+            held_body(Bytes::from(document), permit),
+        )
+            .into_response());
     }
     // The running work travels with the body: when the client goes away the body is dropped, and so is the work's
     // drop guard, which stops the games.
@@ -85,4 +109,45 @@ pub async fn handle(
         Body::from_stream(body),
     )
         .into_response())
+}
+
+/// The stream's end of the line queue, used from the simulation's threads.
+struct LineSender {
+    lines: tokio::sync::mpsc::Sender<Bytes>,
+    runtime: tokio::runtime::Handle,
+    /// How long a line may wait for room in the queue before the client counts as gone.
+    patience: std::time::Duration,
+    /// Set by the first line that could not be sent: later ones are dropped at once.
+    gone: AtomicBool,
+}
+
+impl LineSender {
+    /// Queues one line (a newline is added), waiting while the queue is full; false when the client is gone or took
+    /// nothing for `patience`. Called on the blocking pool, never on the runtime's own threads.
+    fn send(&self, mut line: Vec<u8>) -> bool {
+        if self.gone.load(Ordering::Relaxed) {
+            return false;
+        }
+        line.push(b'\n');
+        let sent = tokio::time::timeout(self.patience, self.lines.send(Bytes::from(line)));
+        let sent = matches!(self.runtime.block_on(sent), Ok(Ok(())));
+        if !sent {
+            self.gone.store(true, Ordering::Relaxed);
+        }
+        sent
+    }
+}
+
+/// `document` as a response body handed out in [`CHUNK`]-byte pieces, holding `permit` until the last piece has
+/// been taken or the body is dropped (the client went away).
+fn held_body(document: Bytes, permit: Permit) -> Body {
+    let pieces = futures_util::stream::unfold((document, Some(permit)), |(mut rest, permit)| async move {
+        if rest.is_empty() {
+            drop(permit);
+            return None;
+        }
+        let piece = rest.split_to(rest.len().min(CHUNK));
+        Some((Ok::<_, std::io::Error>(piece), (rest, permit)))
+    });
+    Body::from_stream(pieces)
 }
