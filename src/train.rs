@@ -186,16 +186,8 @@ pub fn promote(net: &Network, state: &[u8], add: &[u8]) -> Result<(Network, Vec<
     stages.dedup();
     let shape = Shape::new(old.tuples.clone(), stages)?;
     let per_stage = old.weights_per_stage();
-    let n = old.weight_count();
-    let json_len = state
-        .get(..8)
-        .and_then(|b| b.try_into().ok())
-        .map(|b| u64::from_le_bytes(b) as usize)
-        .ok_or(ResumeError::NoState)?;
-    let head = 8 + json_len;
-    if state.len() != head + 8 * n {
-        return Err(ResumeError::Damaged(format!("{} bytes of state for {n} weights", state.len())).into());
-    }
+    let (_, coherence) = split_state(state, old.weight_count())?;
+    let head = state.len() - coherence.len();
     let old_weights = net.weights();
     let mut weights = Vec::with_capacity(shape.weight_count());
     let mut new_state = Vec::with_capacity(head + 8 * shape.weight_count());
@@ -203,7 +195,7 @@ pub fn promote(net: &Network, state: &[u8], add: &[u8]) -> Result<(Network, Vec<
     for &start in &shape.stages {
         let from = old.stage_of(start) * per_stage..(old.stage_of(start) + 1) * per_stage;
         weights.extend_from_slice(&old_weights[from.clone()]);
-        let accumulators = &state[head + 8 * from.start..head + 8 * from.end];
+        let accumulators = &coherence[8 * from.start..8 * from.end];
         if old.stages.contains(&start) {
             new_state.extend_from_slice(accumulators);
         } else {
@@ -215,6 +207,22 @@ pub fn promote(net: &Network, state: &[u8], add: &[u8]) -> Result<(Network, Vec<
     }
     let promoted = Network::from_weights(shape, weights).map_err(|e| ResumeError::Damaged(e.to_string()))?;
     Ok((promoted, new_state))
+}
+
+/// A checkpoint's trainer state split into its progress (JSON) and the temporal-coherence accumulators of `weights`
+/// weights. The state is the JSON's length (u64, little-endian), the JSON, then E and A of every weight (f32 each).
+fn split_state(state: &[u8], weights: usize) -> Result<(&[u8], &[u8]), ResumeError> {
+    let (len, rest) = state.split_first_chunk::<8>().ok_or(ResumeError::NoState)?;
+    let damaged = || ResumeError::Damaged(format!("{} bytes of state for {weights} weights", state.len()));
+    let json_len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| damaged())?;
+    if json_len > rest.len() {
+        return Err(damaged());
+    }
+    let (json, coherence) = rest.split_at(json_len);
+    if Some(coherence.len()) != weights.checked_mul(8) {
+        return Err(damaged());
+    }
+    Ok((json, coherence))
 }
 
 /// The shared, trainable network: weights and temporal-coherence accumulators as atomics.
@@ -300,19 +308,9 @@ impl Trainer {
     /// Continues from a checkpoint's network and trainer state. `config` sets this run's limits and learning
     /// settings; the thread count must be the checkpoint's.
     pub fn resume(net: &Network, state: &[u8], config: TrainConfig) -> Result<Trainer, ResumeError> {
-        if state.len() < 8 {
-            return Err(ResumeError::NoState);
-        }
-        let json_len = u64::from_le_bytes(state[..8].try_into().map_err(|_| ResumeError::NoState)?) as usize;
         let n = net.weights().len();
-        if state.len() != 8 + json_len + 8 * n {
-            return Err(ResumeError::Damaged(format!(
-                "{} bytes of state for {n} weights",
-                state.len()
-            )));
-        }
-        let mut progress: Progress =
-            serde_json::from_slice(&state[8..8 + json_len]).map_err(|e| ResumeError::Damaged(e.to_string()))?;
+        let (json, accumulators) = split_state(state, n)?;
+        let mut progress: Progress = serde_json::from_slice(json).map_err(|e| ResumeError::Damaged(e.to_string()))?;
         let threads = config.threads.max(1);
         if progress.threads.len() != threads {
             // Another thread count: the run cannot be the one it would have been anyway (several threads are not
@@ -330,7 +328,7 @@ impl Trainer {
         let mut weights = huge_page_vec(n);
         weights.extend(net.weights().iter().map(|w| AtomicU32::new(w.to_bits())));
         let mut coherence = huge_page_vec(n);
-        coherence.extend(state[8 + json_len..].chunks_exact(8).map(|c| {
+        coherence.extend(accumulators.chunks_exact(8).map(|c| {
             [
                 AtomicU32::new(u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
                 AtomicU32::new(u32::from_le_bytes([c[4], c[5], c[6], c[7]])),
@@ -749,6 +747,40 @@ mod tests {
             promote(&net, &[], &[14]),
             Err(PromoteError::State(ResumeError::NoState))
         ));
+    }
+
+    #[test]
+    fn a_damaged_state_is_refused_with_its_reason() {
+        let trainer = small_trainer();
+        let net = trainer.network();
+        let n = net.weights().len();
+        assert!(Trainer::resume(&net, &trainer.state_bytes(), TrainConfig::default()).is_ok());
+        let state = |json_len: u64, json: &[u8], accumulators: usize| {
+            let mut s = json_len.to_le_bytes().to_vec();
+            s.extend_from_slice(json);
+            s.extend(std::iter::repeat_n(0u8, accumulators));
+            s
+        };
+        let resume = |s: &[u8]| Trainer::resume(&net, s, TrainConfig::default()).err();
+        assert!(matches!(resume(&[1, 2, 3]), Some(ResumeError::NoState)));
+        // A length past the end (u64::MAX overflowed `8 + len` before), one weight's accumulators short or long,
+        // and JSON that is not the trainer's progress.
+        for bad in [
+            state(u64::MAX, b"{}", 8 * n),
+            state(3, b"{}", 8 * n),
+            state(2, b"{}", 8 * n - 8),
+            state(2, b"{}", 8 * n + 8),
+        ] {
+            match resume(&bad) {
+                Some(ResumeError::Damaged(why)) => assert!(why.contains("bytes of state for"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+            assert!(matches!(
+                promote(&net, &bad, &[14]),
+                Err(PromoteError::State(ResumeError::Damaged(_)))
+            ));
+        }
+        assert!(matches!(resume(&state(2, b"{}", 8 * n)), Some(ResumeError::Damaged(_))));
     }
 
     #[test]
