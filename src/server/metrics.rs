@@ -109,7 +109,7 @@ impl Metrics {
         let gauges = [
             (
                 "advisor2048_searches_running",
-                "Searches running now.",
+                "Searches running now (a /simulate answer counts until it has been sent).",
                 "gauge",
                 running as u64,
             ),
