@@ -585,6 +585,57 @@ async fn metrics_every_documented_series_moves_with_requests() {
 }
 
 #[tokio::test]
+async fn simulate_answers_gzip_in_both_forms() {
+    // The compression layer reads an answer to its end and then once more: the body must stay ended. A stream is
+    // not compressed (each line goes out as its game ends) but passes the same layer.
+    use std::io::Read;
+    let server = TestServer::start(ServerConfig::default()).await;
+    let request = json!({"games": 3, "seed": 11, "depth": 1, "max_moves": 300, "trace": true});
+    let (_, plain) = post(&server, "/simulate", request.clone()).await;
+    for accept in ["application/json", "application/x-ndjson"] {
+        let r = reqwest::Client::new()
+            .post(server.url("/simulate"))
+            .header("accept", accept)
+            .header("accept-encoding", "gzip")
+            .json(&request)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{accept}");
+        let gzip = r.headers().get("content-encoding").is_some_and(|e| e == "gzip");
+        assert_eq!(gzip, accept == "application/json", "{accept}: compressed?");
+        let received = r.bytes().await.expect("the whole body");
+        let mut text = String::new();
+        match gzip {
+            true => flate2::read::GzDecoder::new(&received[..])
+                .read_to_string(&mut text)
+                .map(drop)
+                .expect("a complete gzip stream"),
+            false => text = String::from_utf8(received.to_vec()).expect("UTF-8"),
+        }
+        let games: Vec<Value> = match accept {
+            "application/json" => {
+                let body: Value = serde_json::from_str(&text).expect("JSON");
+                assert_matches_schema("SimulateResponse", &body);
+                body["games"].as_array().unwrap().clone()
+            }
+            _ => {
+                let lines: Vec<Value> = text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).expect("a JSON line"))
+                    .collect();
+                assert!(lines.last().unwrap().get("summary").is_some(), "{text}");
+                let mut games = lines[..lines.len() - 1].to_vec();
+                games.sort_by_key(|g| g["index"].as_u64());
+                games
+            }
+        };
+        let expected: Vec<Value> = plain["games"].as_array().unwrap().iter().map(untimed).collect();
+        assert_eq!(games.iter().map(untimed).collect::<Vec<_>>(), expected, "{accept}");
+    }
+}
+
+#[tokio::test]
 async fn simulate_json_and_ndjson_stream() {
     let server = TestServer::start(ServerConfig::default()).await;
     let request = json!({"games": 3, "seed": 11, "depth": 1, "max_moves": 300, "trace": true});

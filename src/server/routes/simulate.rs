@@ -14,6 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::JsonBody;
@@ -106,7 +107,7 @@ pub async fn handle(
     });
     Ok((
         [(header::CONTENT_TYPE, "application/x-ndjson")],
-        Body::from_stream(body),
+        Body::from_stream(body.fuse()),
     )
         .into_response())
 }
@@ -139,7 +140,8 @@ impl LineSender {
 }
 
 /// `document` as a response body handed out in [`CHUNK`]-byte pieces, holding `permit` until the last piece has
-/// been taken or the body is dropped (the client went away).
+/// been taken or the body is dropped (the client went away). Fused, like the streamed answer: the compression layer
+/// polls a body again after its end.
 fn held_body(document: Bytes, permit: Permit) -> Body {
     let pieces = futures_util::stream::unfold((document, Some(permit)), |(mut rest, permit)| async move {
         if rest.is_empty() {
@@ -149,5 +151,5 @@ fn held_body(document: Bytes, permit: Permit) -> Body {
         let piece = rest.split_to(rest.len().min(CHUNK));
         Some((Ok::<_, std::io::Error>(piece), (rest, permit)))
     });
-    Body::from_stream(pieces)
+    Body::from_stream(pieces.fuse())
 }
