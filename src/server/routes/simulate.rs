@@ -22,7 +22,7 @@ use crate::request::SimulateRequest;
 use crate::server::error::ApiError;
 use crate::server::limits::{start_search, Permit};
 use crate::server::AppState;
-use crate::sim::{simulate, SimConfig, SimReport};
+use crate::sim::{simulate, SimConfig};
 
 /// Lines of a streamed answer queued for a slow client before the games wait for it.
 pub const STREAM_LINES: usize = 16;
@@ -58,7 +58,9 @@ pub async fn handle(
         patience: state.config.idle_timeout,
         gone: AtomicBool::new(false),
     };
-    let running = start_search(&state, threads, move |stop| -> Result<SimReport, ApiError> {
+    // The document is serialized here, on the blocking pool, not on a runtime worker: a traced answer runs to
+    // megabytes. A streamed run has sent its lines by the time it ends and returns no document.
+    let running = start_search(&state, threads, move |stop| -> Result<Option<Bytes>, ApiError> {
         let evaluator = request.search.evaluator.build(metrics_state.network.as_ref())?;
         let config = SimConfig {
             total_moves: Some(move_limit),
@@ -73,20 +75,22 @@ pub async fn handle(
         metrics_state.metrics.record_search(report.summary.total_moves);
         if stream {
             sender.send(serde_json::to_vec(&serde_json::json!({ "summary": &report.summary })).unwrap_or_default());
+            return Ok(None);
         }
-        Ok(report)
+        serde_json::to_vec(&report)
+            .map(|document| Some(Bytes::from(document)))
+            .map_err(|e| ApiError::Internal(format!("the simulation's answer did not serialize: {e}")))
     })
     .await?;
     if !stream {
-        let (report, permit) = running.finish_holding().await?;
-        let document = serde_json::to_vec(&report?)
-            .map_err(|e| ApiError::Internal(format!("the simulation's answer did not serialize: {e}")))?;
+        let (document, permit) = running.finish_holding().await?;
+        let document = document?.unwrap_or_default();
         return Ok((
             [
                 (header::CONTENT_TYPE, "application/json".to_owned()),
                 (header::CONTENT_LENGTH, document.len().to_string()),
             ],
-            held_body(Bytes::from(document), permit),
+            held_body(document, permit),
         )
             .into_response());
     }
@@ -143,9 +147,9 @@ impl LineSender {
 /// been taken or the body is dropped (the client went away). Fused, like the streamed answer: the compression layer
 /// polls a body again after its end.
 fn held_body(document: Bytes, permit: Permit) -> Body {
-    let pieces = futures_util::stream::unfold((document, Some(permit)), |(mut rest, permit)| async move {
+    // The permit lives in the stream's state: it is dropped with the state when the last piece has been taken.
+    let pieces = futures_util::stream::unfold((document, permit), |(mut rest, permit)| async move {
         if rest.is_empty() {
-            drop(permit);
             return None;
         }
         let piece = rest.split_to(rest.len().min(CHUNK));
