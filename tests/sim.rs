@@ -148,10 +148,54 @@ fn a_chunk_cut_short_gives_way_to_the_same_game_replayed() {
         assert_eq!(untimed(&merged.games), untimed(&whole.games));
         assert_eq!(merged.summary.finished, 3);
     }
-    // The same report twice counts once.
+    // The same report twice counts once, its time too.
     let twice = SimReport::merge([whole.clone(), whole.clone()]).unwrap();
     assert_eq!(untimed(&twice.games), untimed(&whole.games));
     assert_eq!(twice.summary.total_moves, whole.summary.total_moves);
+    assert_eq!(twice.summary.elapsed, whole.summary.elapsed);
+    // The cut chunk's time counts (it was spent), once: merged again beside its merged report, it adds none.
+    let merged = SimReport::merge([cut.clone(), rest.clone()]).unwrap();
+    assert_eq!(merged.summary.elapsed, cut.summary.elapsed + rest.summary.elapsed);
+    assert_eq!(
+        SimReport::merge([cut.clone(), rest.clone(), merged.clone()]).unwrap(),
+        merged
+    );
+}
+
+#[test]
+fn a_run_grows_by_merging_new_chunks_into_its_merged_report() {
+    let cfg = SimConfig {
+        max_moves: Some(200),
+        ..config(Profile::Tuned, 1, 4, 13)
+    };
+    let chunk = |first_game, games| {
+        let cfg = SimConfig {
+            first_game,
+            games,
+            ..cfg.clone()
+        };
+        simulate(&cfg, &StopHandle::new(), |_| {})
+    };
+    let (a, b, c) = (chunk(0, 2), chunk(2, 1), chunk(3, 1));
+    let ab = SimReport::merge([a.clone(), b.clone()]).unwrap();
+    assert_eq!(ab.summary.elapsed, a.summary.elapsed + b.summary.elapsed);
+    // The old chunks, their merged report and a new chunk, in any order: each chunk's time once.
+    let abc = SimReport::merge([a.clone(), b.clone(), ab.clone(), c.clone()]).unwrap();
+    assert_eq!(abc.summary.games, 4);
+    assert_eq!(
+        abc.summary.elapsed,
+        a.summary.elapsed + b.summary.elapsed + c.summary.elapsed
+    );
+    assert_eq!(
+        SimReport::merge([c.clone(), ab.clone(), b.clone(), a.clone()]).unwrap(),
+        abc
+    );
+    assert_eq!(SimReport::merge([ab.clone(), c.clone()]).unwrap(), abc);
+    // A report merged with a part of it is the report.
+    assert_eq!(
+        SimReport::merge([b.clone(), ab.clone()]).unwrap(),
+        SimReport::merge([ab.clone()]).unwrap()
+    );
 }
 
 #[test]

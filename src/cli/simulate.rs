@@ -184,7 +184,9 @@ pub fn install_ctrl_c(stop: StopHandle) {
 pub struct ReportArgs {
     /// Reports written by `advisor2048 simulate --json` (or saved answers of POST /simulate). Games are merged by
     /// index: a game cut short in one report gives way to the same game finished in another; the same index played
-    /// differently is an error. The statistics are computed again over the merged games.
+    /// differently is an error. The statistics are computed again over the merged games; the time is the reports'
+    /// time summed, each counted once (a report whose games another one already holds, such as a chunk beside the
+    /// report it was merged into, adds none), so new chunks can be merged into a run's last merged report.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Print the merged games and summary as JSON (the shape `simulate --json` prints).

@@ -43,15 +43,25 @@ impl SimReport {
     /// unfinished copy gives way to a finished one, or to a longer unfinished one (a chunk cut by its time limit,
     /// whose last game the next chunk played again); two finished copies must have the same score, moves and final
     /// board, and count once. The summary is computed again over the merged games; its `elapsed_ms` is the sum of
-    /// the parts' (time spent, which is more than the wall-clock time if the parts ran at once).
+    /// the parts' (time spent, which is more than the wall-clock time if the parts ran at once), each part's time
+    /// counted once: a part whose every game another part already holds at least as far played (a report merged
+    /// from it, or the same report again) adds no time, so a run can grow by merging new chunks into its last
+    /// merged report together with the old chunks.
     ///
     /// Nothing in a report says with which settings it was played: merging chunks of different settings is the
     /// caller's mistake to avoid (the same index played differently is caught).
     pub fn merge(parts: impl IntoIterator<Item = SimReport>) -> Result<SimReport, MergeError> {
+        let parts: Vec<SimReport> = parts.into_iter().collect();
+        let held: Vec<BTreeMap<u64, (bool, u64)>> = parts
+            .iter()
+            .map(|part| part.games.iter().map(|g| (g.index, (g.finished, g.moves))).collect())
+            .collect();
+        let elapsed = (0..parts.len())
+            .filter(|&i| !held_elsewhere(&held, i))
+            .map(|i| parts[i].summary.elapsed)
+            .sum();
         let mut games: BTreeMap<u64, GameRecord> = BTreeMap::new();
-        let mut elapsed = Duration::ZERO;
         for part in parts {
-            elapsed += part.summary.elapsed;
             for game in part.games {
                 match games.entry(game.index) {
                     Entry::Vacant(slot) => {
@@ -69,6 +79,22 @@ impl SimReport {
         let summary = Summary::from_games(&games, elapsed);
         Ok(SimReport { games, summary })
     }
+}
+
+/// Whether another part holds every game of part `i`, so that part `i`'s time is already in that part's. `held[k]`
+/// maps each game index of part `k` to (finished, moves). Of parts that hold each other (the same games), the first
+/// one's time counts.
+fn held_elsewhere(held: &[BTreeMap<u64, (bool, u64)>], i: usize) -> bool {
+    (0..held.len()).any(|j| j != i && holds(&held[j], &held[i]) && (j < i || !holds(&held[i], &held[j])))
+}
+
+/// Whether `outer` has every game of `inner`, each at least as far played (finished, or unfinished with as many moves).
+fn holds(outer: &BTreeMap<u64, (bool, u64)>, inner: &BTreeMap<u64, (bool, u64)>) -> bool {
+    inner.iter().all(|(index, &(finished, moves))| {
+        outer
+            .get(index)
+            .is_some_and(|&(outer_finished, outer_moves)| outer_finished || (!finished && outer_moves >= moves))
+    })
 }
 
 /// Which of two copies of one game index a merge keeps: `Some(new)` to replace `old`, `None` to keep it.
@@ -119,7 +145,7 @@ pub struct Summary {
     pub moves_per_second: f64,
     /// Mean time per move on one thread: the games' time summed, over `total_moves` (0 when no move was played).
     pub ms_per_move: f64,
-    /// Wall-clock time of the run.
+    /// Wall-clock time of the run (of a merged report: the time of its parts, see [`SimReport::merge`]).
     #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
 }
