@@ -82,6 +82,16 @@ fn one_game_alone_equals_the_same_game_in_a_run() {
     assert_eq!(untimed(&[alone]), untimed(&run.games[2..]));
 }
 
+/// The chunk of the run `cfg` of `games` games from game `first_game`.
+fn chunk(cfg: &SimConfig, first_game: u64, games: u64) -> SimReport {
+    let cfg = SimConfig {
+        first_game,
+        games,
+        ..cfg.clone()
+    };
+    simulate(&cfg, &StopHandle::new(), |_| {})
+}
+
 #[test]
 fn chunks_of_a_run_merge_into_the_whole_run() {
     let whole_cfg = SimConfig {
@@ -89,15 +99,7 @@ fn chunks_of_a_run_merge_into_the_whole_run() {
         ..config(Profile::Tuned, 2, 5, 21)
     };
     let whole = simulate(&whole_cfg, &StopHandle::new(), |_| {});
-    let chunk = |first_game, games| {
-        let cfg = SimConfig {
-            first_game,
-            games,
-            ..whole_cfg.clone()
-        };
-        simulate(&cfg, &StopHandle::new(), |_| {})
-    };
-    let (head, tail) = (chunk(0, 2), chunk(2, 3));
+    let (head, tail) = (chunk(&whole_cfg, 0, 2), chunk(&whole_cfg, 2, 3));
     assert_eq!(tail.games.iter().map(|g| g.index).collect::<Vec<_>>(), vec![2, 3, 4]);
     assert_eq!(untimed(&tail.games), untimed(&whole.games[2..]));
     // In any order, the merged report is the whole run's: games and every statistic but the timings.
@@ -168,15 +170,7 @@ fn a_run_grows_by_merging_new_chunks_into_its_merged_report() {
         max_moves: Some(200),
         ..config(Profile::Tuned, 1, 4, 13)
     };
-    let chunk = |first_game, games| {
-        let cfg = SimConfig {
-            first_game,
-            games,
-            ..cfg.clone()
-        };
-        simulate(&cfg, &StopHandle::new(), |_| {})
-    };
-    let (a, b, c) = (chunk(0, 2), chunk(2, 1), chunk(3, 1));
+    let (a, b, c) = (chunk(&cfg, 0, 2), chunk(&cfg, 2, 1), chunk(&cfg, 3, 1));
     let ab = SimReport::merge([a.clone(), b.clone()]).unwrap();
     assert_eq!(ab.summary.elapsed, a.summary.elapsed + b.summary.elapsed);
     // The old chunks, their merged report and a new chunk, in any order: each chunk's time once.
