@@ -88,13 +88,12 @@ fn held_elsewhere(held: &[BTreeMap<u64, (bool, u64)>], i: usize) -> bool {
     (0..held.len()).any(|j| j != i && holds(&held[j], &held[i]) && (j < i || !holds(&held[i], &held[j])))
 }
 
-/// Whether `outer` has every game of `inner`, each at least as far played (finished, or unfinished with as many moves).
+/// Whether `outer` has every game of `inner`, each at least as far played: (finished, moves) compared in that order
+/// (two finished copies of a game that differ are refused by the merge anyway).
 fn holds(outer: &BTreeMap<u64, (bool, u64)>, inner: &BTreeMap<u64, (bool, u64)>) -> bool {
-    inner.iter().all(|(index, &(finished, moves))| {
-        outer
-            .get(index)
-            .is_some_and(|&(outer_finished, outer_moves)| outer_finished || (!finished && outer_moves >= moves))
-    })
+    inner
+        .iter()
+        .all(|(index, played)| outer.get(index).is_some_and(|outer_played| outer_played >= played))
 }
 
 /// Which of two copies of one game index a merge keeps: `Some(new)` to replace `old`, `None` to keep it.
