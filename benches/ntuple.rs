@@ -1,6 +1,6 @@
 //! The learned evaluator: evaluations per second of a 4x6 n-tuple network on the fixed positions of
 //! `benches/positions.txt`, search nodes per second with it (profile `learned`) at 3 and 5 plies, one thread, and
-//! training moves per second (one thread). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the
+//! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the
 //! shipped one), else a 4x6 network of seeded random weights (the same memory traffic; other search trees).
 
 use std::hint::black_box;
@@ -13,7 +13,7 @@ use advisor2048::engine::{Board, Tiles};
 use advisor2048::eval::ntuple::{file, Network, Shape};
 use advisor2048::eval::{AnyEvaluator, Evaluator, NTupleEvaluator};
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
-use advisor2048::train::{TrainConfig, Trainer};
+use advisor2048::train::{StartPolicy, StartSource, TrainConfig, Trainer};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn positions() -> Vec<Board> {
@@ -78,24 +78,54 @@ fn ntuple(c: &mut Criterion) {
     }
     group.finish();
 
-    // Training speed: 4x6 from scratch, one thread, a fixed number of games (seeded: the same games every run).
-    let trainer = Trainer::new(
-        Shape::named("4x6", vec![0]).expect("4x6"),
-        TrainConfig {
-            games: Some(2000),
-            seed: 1,
-            ..TrainConfig::default()
+    // Training speed: 4x6 from scratch, a fixed number of games (seeded), as the side-by-side with the public
+    // trainers measures it (TD(0), alpha 0.1, no temporal coherence, no restarts), on one and two threads; then
+    // the default recipe (TD(0.5), temporal coherence, halving restarts) on one thread.
+    let games = std::env::var("ADVISOR_BENCH_TRAIN_GAMES")
+        .ok()
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(20_000u64);
+    let plain = TrainConfig {
+        games: Some(games),
+        seed: 1,
+        lambda: 0.0,
+        alpha: 0.1,
+        tc: false,
+        start: StartPolicy {
+            source: StartSource::Fresh,
+            halving: None,
         },
-    );
-    let start = Instant::now();
-    trainer.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
-    let p = trainer.progress();
-    println!(
-        "training 4x6, 1 thread: {} moves in {:.2} s, {:.3e} moves/s",
-        p.moves,
-        start.elapsed().as_secs_f64(),
-        p.moves as f64 / start.elapsed().as_secs_f64()
-    );
+        ..TrainConfig::default()
+    };
+    for (name, config) in [
+        ("TD(0), 1 thread", plain.clone()),
+        (
+            "TD(0), 2 threads",
+            TrainConfig {
+                threads: 2,
+                ..plain.clone()
+            },
+        ),
+        (
+            "default recipe, 1 thread",
+            TrainConfig {
+                games: Some(games / 4),
+                seed: 1,
+                ..TrainConfig::default()
+            },
+        ),
+    ] {
+        let trainer = Trainer::new(Shape::named("4x6", vec![0]).expect("4x6"), config);
+        trainer.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+        let p = trainer.progress();
+        println!(
+            "training 4x6, {name}: {} games, {} moves in {:.2} s, {:.3e} moves/s",
+            p.games,
+            p.moves,
+            p.seconds,
+            p.moves as f64 / p.seconds.max(1e-9)
+        );
+    }
 }
 
 criterion_group!(benches, ntuple);

@@ -12,7 +12,7 @@ use advisor2048::eval::ntuple::{f16_to_f32, value_reference, Network, Shape};
 use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, NTupleEvaluator, WeightError};
 use advisor2048::search::{Depth, Profile, SearchSettings};
 use advisor2048::sim::{simulate, SimConfig};
-use advisor2048::train::{TrainConfig, Trainer};
+use advisor2048::train::{StageKey, StartPolicy, StartSource, TrainConfig, Trainer};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -344,16 +344,24 @@ fn one_thread_and_a_seed_train_the_same_network_and_a_resumed_run_equals_an_unin
     let first = train(&shape, quick_config(150, 9));
     let bytes = file::encode(&first.network(), ValueType::F32, &first.summary(), &first.state_bytes()).unwrap();
     let (net, _, state) = file::decode(&bytes).unwrap();
-    let resumed = Trainer::resume(&net, &state, quick_config(300, 9)).unwrap();
+    let resumed = Trainer::resume(net, &state, quick_config(300, 9)).unwrap();
     resumed.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
     assert_eq!(resumed.progress().games, 300);
     assert_eq!(resumed.progress().moves, a.progress().moves);
     assert_eq!(resumed.network().weights(), a.network().weights());
 
-    // A shipped (f16, no state) file cannot be resumed.
-    let shipped = file::encode(&a.network(), ValueType::F16, &a.summary(), &[]).unwrap();
-    let (net, _, state) = file::decode(&shipped).unwrap();
-    assert!(Trainer::resume(&net, &state, quick_config(300, 9)).is_err());
+    // A checkpoint written straight from the tables (streamed) is the same file as one encoded from a copy.
+    let dir = std::env::temp_dir().join(format!("advisor2048-ckpt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let streamed = dir.join("first.ckpt");
+    let info = first.save_checkpoint(&streamed).unwrap();
+    assert_eq!(std::fs::read(&streamed).unwrap(), bytes);
+    assert_eq!(info.file_bytes, bytes.len() as u64);
+    let exported = dir.join("first.a2n");
+    first.export(&exported).unwrap();
+    let shipped_bytes = file::encode(&first.network(), ValueType::F16, &first.summary(), &[]).unwrap();
+    assert_eq!(std::fs::read(&exported).unwrap(), shipped_bytes);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Mean score of `games` seeded greedy (1-ply) games.
@@ -551,4 +559,102 @@ fn an_f16_file_with_a_scale_that_is_no_power_of_two_is_widened_to_f32() {
     for (a, b) in plain.weights().iter().zip(scaled.weights().iter()) {
         assert_eq!(a * 1.5, *b);
     }
+}
+
+/// A small two-stage network: a second weight set from 256 on.
+fn small_two_stage() -> Shape {
+    Shape::new(small_trainable().tuples, vec![0, 8]).unwrap()
+}
+
+#[test]
+fn stage_pools_hold_only_boards_of_their_stage_and_games_start_from_them() {
+    let key: StageKey = "256".parse().unwrap();
+    let pair: StageKey = "256+128".parse().unwrap();
+    let config = TrainConfig {
+        start: StartPolicy {
+            source: StartSource::StagePools {
+                keys: vec![key.clone(), pair.clone()],
+                pool_size: 50,
+            },
+            halving: None,
+        },
+        ..quick_config(600, 3)
+    };
+    let t = train(&small_trainable(), config);
+    let p = t.progress();
+    assert_eq!(p.games, 600);
+    let (pool, pool_pair) = (p.stage_pool(0), p.stage_pool(1));
+    assert!(!pool.is_empty() && pool.len() <= 50, "{}", pool.len());
+    assert!(!pool_pair.is_empty() && pool_pair.len() <= 50);
+    assert!(pool.iter().all(|&b| key.holds(b)));
+    assert!(pool_pair.iter().all(|&b| pair.holds(b)));
+    // Two turns in three start from a pool once the pools fill: far more than none.
+    assert!(p.restarted_games > 200, "{}", p.restarted_games);
+}
+
+#[test]
+fn a_frozen_stage_keeps_its_weights_bit_for_bit_while_the_next_one_learns() {
+    let shape = small_two_stage();
+    let first = train(&shape, quick_config(300, 5));
+    let before = first.network();
+    let per = shape.weights_per_stage();
+    let frozen = Trainer::resume(
+        before.clone(),
+        &first.state_bytes(),
+        TrainConfig {
+            frozen_below: 1,
+            ..quick_config(900, 5)
+        },
+    )
+    .unwrap();
+    frozen.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+    let after = frozen.network();
+    let (b, a) = (before.weights(), after.weights());
+    assert_eq!(b[..per], a[..per], "the frozen stage moved");
+    assert_ne!(b[per..], a[per..], "the later stage did not learn");
+}
+
+#[test]
+fn training_continues_from_a_shipped_file_with_its_values_and_new_state() {
+    let shape = small_trainable();
+    let trained = train(&shape, quick_config(300, 2));
+    let shipped = file::encode(&trained.network(), ValueType::F16, &trained.summary(), &[]).unwrap();
+    let (net, _, state) = file::decode(&shipped).unwrap();
+    assert!(state.is_empty());
+    let values = net.weights().into_owned();
+    let prior = 500.0;
+    let resumed = Trainer::resume(
+        net,
+        &state,
+        TrainConfig {
+            coherence_prior: prior,
+            ..quick_config(50, 2)
+        },
+    )
+    .unwrap();
+    // The weights are the file's; the counters start anew; a trained weight's accumulators are (0, prior), an
+    // untrained one's (0, 0).
+    let tables = resumed.tables();
+    assert!((0..tables.weight_count()).all(|i| tables.weight(i) == values[i]));
+    assert_eq!(resumed.progress().games, 0);
+    let trained_at = values.iter().position(|&w| w != 0.0).unwrap();
+    let untrained_at = values.iter().position(|&w| w == 0.0).unwrap();
+    assert_eq!(tables.accumulator(trained_at), (0.0, prior));
+    assert_eq!(tables.accumulator(untrained_at), (0.0, 0.0));
+    resumed.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+    assert_eq!(resumed.progress().games, 50);
+    assert_ne!(resumed.network().weights(), values.as_slice());
+    // Without temporal coherence no accumulators are kept, and a checkpoint of it has none either.
+    let (net, _, _) = file::decode(&shipped).unwrap();
+    let plain = Trainer::resume(
+        net,
+        &[],
+        TrainConfig {
+            tc: false,
+            ..quick_config(10, 2)
+        },
+    )
+    .unwrap();
+    assert!(!plain.tables().has_coherence());
+    assert_eq!(plain.tables().bytes(), 4 * shape.weight_count());
 }

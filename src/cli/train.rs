@@ -12,15 +12,29 @@ use clap::{Args, Subcommand};
 
 use advisor2048::eval::ntuple::file::{self, ValueType};
 use advisor2048::eval::ntuple::Shape;
-use advisor2048::train::{promote, Progress, TrainConfig, Trainer, REACH_EXPONENTS};
+use advisor2048::train::{
+    promote, Halving, Progress, StageKey, StartPolicy, StartSource, TrainConfig, Trainer, DEFAULT_COHERENCE_PRIOR,
+    REACH_EXPONENTS,
+};
+
+/// Where new training games begin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StartArg {
+    /// Every game from a new board.
+    Fresh,
+    /// With --restart-prob, from the middle of an earlier game.
+    MidGame,
+    /// In turn from a new board and from each --pool-keys pool (the first board of each stage seen so far).
+    StagePools,
+}
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
-    /// Tuple set of a new network: 4x6 or 8x6 (ignored with --resume, which keeps the checkpoint's).
+    /// Tuple set of a new network: 4x6 or 8x6 (ignored with --resume, which keeps the file's).
     #[arg(long, default_value = "4x6")]
     pub net: String,
     /// Largest tiles at which further weight sets start, e.g. --stages 16384 (one stage when not given). With
-    /// --resume, stages added to the checkpoint's network (weight promotion: a new stage starts as a copy of the
+    /// --resume, stages added to the file's network (weight promotion: a new stage starts as a copy of the
     /// weights of the stage it splits off, with its learning rates and a short memory of its errors).
     #[arg(long, value_delimiter = ',')]
     pub stages: Vec<u32>,
@@ -36,13 +50,16 @@ pub struct TrainArgs {
     /// Threads playing and learning at once (one shared network).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// The weight file to write: a checkpoint (f32 weights and the trainer's state, so --resume can continue it).
+    /// The weight file to write: a checkpoint (f32 weights and the trainer's state, so --resume can continue it
+    /// exactly), at every checkpoint and at the end.
     #[arg(long)]
     pub out: PathBuf,
-    /// Also write the final network as a shipped weight file (f16, no trainer state) here.
+    /// Also write the network as a shipped weight file (f16, no trainer state) here, at every checkpoint and at the
+    /// end: the file a run can always continue from (--resume), even where the checkpoint is lost.
     #[arg(long)]
     pub export: Option<PathBuf>,
-    /// Continue the run saved in this checkpoint.
+    /// Continue from this weight file: a checkpoint continues exactly where it stopped; a shipped network (no
+    /// trainer state) keeps its weights and starts new counters, pools and accumulators (see --coherence-prior).
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// TD(lambda): 0 is TD(0).
@@ -51,15 +68,43 @@ pub struct TrainArgs {
     /// Learning rate (divided by the lookups per board).
     #[arg(long, default_value_t = 1.0)]
     pub alpha: f32,
-    /// Plain TD with the fixed rate --alpha instead of temporal coherence's per-weight rates.
+    /// Plain TD with the fixed rate --alpha instead of temporal coherence's per-weight rates (no accumulators are
+    /// kept: a third of the memory).
     #[arg(long)]
     pub no_tc: bool,
-    /// Optimistic initialisation: the value every board starts with.
+    /// Temporal coherence from a file without accumulators (a shipped network): every weight starts with E = 0 and
+    /// A = this, so its rate |E|/A starts at 0 and grows as errors of one sign add up (0: the full rate at once).
+    #[arg(long, default_value_t = DEFAULT_COHERENCE_PRIOR)]
+    pub coherence_prior: f32,
+    /// Optimistic initialisation of a new network: the value every board starts with.
     #[arg(long, default_value_t = 0.0)]
     pub init_value: f32,
-    /// Probability that a game starts from a position in the middle of an earlier game.
+    /// Where new games begin.
+    #[arg(long, value_enum, default_value_t = StartArg::Fresh)]
+    pub start: StartArg,
+    /// With --start mid-game: the probability that a game starts from a position in the middle of an earlier game.
     #[arg(long, default_value_t = 0.25)]
     pub restart_prob: f64,
+    /// With --start stage-pools: the stages whose first boards are pooled, e.g. 16384,16384+8192 (a board holding
+    /// every tile of a key is in its stage).
+    #[arg(long, value_delimiter = ',', default_value = "16384,16384+8192")]
+    pub pool_keys: Vec<StageKey>,
+    /// With --start stage-pools: positions kept per key and thread.
+    #[arg(long, default_value_t = 1024)]
+    pub pool_size: usize,
+    /// Play each game once (no halving restarts).
+    #[arg(long)]
+    pub no_halving: bool,
+    /// Halving restarts: a game is played again from --halving-fraction of its length while it is longer than this
+    /// many moves.
+    #[arg(long, default_value_t = 10)]
+    pub halving_min_moves: usize,
+    /// Halving restarts: where in the game just played the next restart begins (0.5: the middle).
+    #[arg(long, default_value_t = 0.5)]
+    pub halving_fraction: f64,
+    /// Keep the weights of the stages that start below this tile (only the later stages learn), e.g. 16384.
+    #[arg(long)]
+    pub freeze_below: Option<u32>,
     /// Games in the rolling statistics.
     #[arg(long, default_value_t = 1000)]
     pub window: usize,
@@ -111,35 +156,41 @@ fn stages(args: &TrainArgs) -> anyhow::Result<Vec<u8>> {
 }
 
 pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
-    if args.games.is_none() && args.minutes.is_none() {
-        bail!("say when to stop: --games N, --minutes M, or both");
-    }
-    if !(0.0..=1.0).contains(&args.lambda) {
-        bail!("--lambda must be from 0 to 1");
-    }
-    if !(args.alpha > 0.0 && args.alpha.is_finite()) {
-        bail!("--alpha must be a positive number");
-    }
-    if !(0.0..=1.0).contains(&args.restart_prob) {
-        bail!("--restart-prob must be from 0 to 1");
-    }
-    if !args.init_value.is_finite() {
-        bail!("--init-value must be a finite number");
-    }
-    let threads = args.threads.max(1);
-    let config = TrainConfig {
+    let source = match args.start {
+        StartArg::Fresh => StartSource::Fresh,
+        StartArg::MidGame => StartSource::MidGame {
+            probability: args.restart_prob,
+        },
+        StartArg::StagePools => StartSource::StagePools {
+            keys: args.pool_keys.clone(),
+            pool_size: args.pool_size,
+        },
+    };
+    let mut config = TrainConfig {
         games: args.games,
         duration: args.minutes.map(|m| Duration::from_secs_f64(m.max(0.0) * 60.0)),
         seed: args.seed,
-        threads,
+        threads: args.threads,
         lambda: args.lambda,
         alpha: args.alpha,
         tc: !args.no_tc,
         init_value: args.init_value,
-        restart_prob: args.restart_prob,
-        window: args.window.max(1),
+        start: StartPolicy {
+            source,
+            halving: (!args.no_halving).then_some(Halving {
+                min_moves: args.halving_min_moves,
+                fraction: args.halving_fraction,
+            }),
+        },
+        window: args.window,
+        frozen_below: 0,
+        coherence_prior: args.coherence_prior,
     };
-    let trainer = match &args.resume {
+    let problems = config.problems();
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
+    }
+    let (net, state) = match &args.resume {
         Some(path) => {
             let (mut net, _, mut state) =
                 file::load(path).with_context(|| format!("cannot resume from {}", path.display()))?;
@@ -148,10 +199,34 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
                 (net, state) = promote(&net, &state, added)
                     .with_context(|| format!("cannot add --stages to the network of {}", path.display()))?;
             }
-            Trainer::resume(&net, &state, config).with_context(|| format!("cannot resume from {}", path.display()))?
+            (Some(net), state)
         }
-        None => Trainer::new(Shape::named(&args.net, stages(args)?)?, config),
+        None => (None, Vec::new()),
     };
+    let shape = match &net {
+        Some(net) => net.shape().clone(),
+        None => Shape::named(&args.net, stages(args)?)?,
+    };
+    if let Some(tile) = args.freeze_below {
+        if !tile.is_power_of_two() || !(4..=32768).contains(&tile) {
+            bail!("--freeze-below: {tile} is not a tile from 4 to 32768");
+        }
+        let e = tile.trailing_zeros() as u8;
+        config.frozen_below = shape.stages.iter().filter(|&&s| s < e).count();
+        if config.frozen_below == shape.stages.len() {
+            bail!("--freeze-below {tile} would freeze every stage of {}", shape.describe());
+        }
+    }
+    let trainer = match net {
+        Some(net) => Trainer::resume(net, &state, config).with_context(|| {
+            format!(
+                "cannot resume from {}",
+                args.resume.as_deref().unwrap_or(Path::new("")).display()
+            )
+        })?,
+        None => Trainer::new(shape, config),
+    };
+    drop(state);
     trainer.add_command(std::env::args().collect::<Vec<_>>().join(" "));
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -218,9 +293,8 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             );
         }
     };
-    let out = args.out.clone();
     let checkpoint = |t: &Trainer| {
-        if let Err(e) = save_checkpoint(t, &out) {
+        if let Err(e) = save_checkpoint(t, &args.out, args.export.as_deref()) {
             save_error.get_or_insert(e);
         }
     };
@@ -237,17 +311,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = save_error {
         return Err(e);
     }
-    let info = save_checkpoint(&trainer, &args.out)?;
-    let exported = match &args.export {
-        Some(path) => Some(file::save(
-            path,
-            &trainer.network(),
-            ValueType::F16,
-            &trainer.summary(),
-            &[],
-        )?),
-        None => None,
-    };
+    let (info, exported) = save_checkpoint(&trainer, &args.out, args.export.as_deref())?;
     let p = trainer.progress();
     let summary = serde_json::json!({
         "checkpoint": args.out,
@@ -280,9 +344,20 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn save_checkpoint(t: &Trainer, path: &Path) -> anyhow::Result<file::NetInfo> {
-    file::save(path, &t.network(), ValueType::F32, &t.summary(), &t.state_bytes())
-        .with_context(|| format!("cannot write the checkpoint {}", path.display()))
+/// Writes the checkpoint and (if asked) the shipped-format export, straight from the trainer's tables.
+fn save_checkpoint(
+    t: &Trainer,
+    path: &Path,
+    export: Option<&Path>,
+) -> anyhow::Result<(file::NetInfo, Option<file::NetInfo>)> {
+    let info = t
+        .save_checkpoint(path)
+        .with_context(|| format!("cannot write the checkpoint {}", path.display()))?;
+    let exported = match export {
+        Some(p) => Some(t.export(p).with_context(|| format!("cannot write {}", p.display()))?),
+        None => None,
+    };
+    Ok((info, exported))
 }
 
 /// Sets `stop` on Ctrl-C or SIGTERM (the run then ends at a game boundary and writes its checkpoint).

@@ -135,8 +135,7 @@ fn one() -> f32 {
 }
 
 /// The power-of-two scale that brings the largest weight within f16's range (with room for rounding up).
-fn f16_scale(weights: &[f32]) -> f32 {
-    let max = weights.iter().fold(0.0f32, |m, w| m.max(w.abs()));
+fn f16_scale(max: f32) -> f32 {
     let mut scale = 1.0f32;
     while max / scale > 60_000.0 {
         scale *= 2.0;
@@ -156,44 +155,16 @@ pub fn encode(
     trainer_state: &[u8],
 ) -> Result<Vec<u8>, NetFileError> {
     let weights = net.weights();
-    if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
-        return Err(NetFileError::ShapeMismatch(format!(
-            "weight {bad} is not a finite number"
-        )));
-    }
-    let scale = match value_type {
-        ValueType::F16 => f16_scale(&weights),
-        ValueType::F32 => 1.0,
-    };
-    let mut payload = Vec::with_capacity(weights.len() * value_type.bytes() + trainer_state.len());
-    match value_type {
-        ValueType::F32 => weights.iter().for_each(|w| payload.extend_from_slice(&w.to_le_bytes())),
-        ValueType::F16 => weights
-            .iter()
-            .for_each(|w| payload.extend_from_slice(&half::f16::from_f32(*w / scale).to_le_bytes())),
-    }
-    payload.extend_from_slice(trainer_state);
-    let header = NetHeader {
-        tuples: net.shape().tuples.clone(),
-        stages: net.shape().stages.clone(),
+    let mut out = Vec::new();
+    write(
+        &mut out,
+        net.shape(),
         value_type,
-        scale,
-        compression: "deflate".into(),
-        payload_bytes: payload.len() as u64,
-        trainer_state_bytes: trainer_state.len() as u64,
-        training: training.clone(),
-    };
-    let header = serde_json::to_vec(&header).map_err(|e| NetFileError::Header(e.to_string()))?;
-    let mut out = Vec::with_capacity(payload.len() / 2);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    out.extend_from_slice(&header);
-    let mut enc = flate2::write::DeflateEncoder::new(out, flate2::Compression::new(6));
-    enc.write_all(&payload)?;
-    let mut out = enc.finish()?;
-    let digest = Sha256::digest(&out);
-    out.extend_from_slice(&digest);
+        training,
+        &|i| weights[i],
+        trainer_state.len() as u64,
+        &mut |w| w.write_all(trainer_state),
+    )?;
     Ok(out)
 }
 
@@ -205,12 +176,167 @@ pub fn save(
     training: &TrainingSummary,
     trainer_state: &[u8],
 ) -> Result<NetInfo, NetFileError> {
-    let bytes = encode(net, value_type, training, trainer_state)?;
+    let weights = net.weights();
+    save_with(
+        path,
+        net.shape(),
+        value_type,
+        training,
+        &|i| weights[i],
+        trainer_state.len() as u64,
+        &mut |w| w.write_all(trainer_state),
+    )
+}
+
+/// Writes a weight file atomically from its parts, streamed: weight `i` is `weight(i)` (read twice: once for the
+/// f16 scale and the finiteness check, once to write it), and `write_state` writes exactly `state_len` bytes of
+/// trainer state. Nothing of the size of the network is held in memory (a trainer saves its tables this way).
+pub fn save_with(
+    path: &Path,
+    shape: &Shape,
+    value_type: ValueType,
+    training: &TrainingSummary,
+    weight: &dyn Fn(usize) -> f32,
+    state_len: u64,
+    write_state: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<NetInfo, NetFileError> {
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, path)?;
-    let (_, info, _) = decode(&bytes)?;
-    Ok(info)
+    let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+    let written = write(file, shape, value_type, training, weight, state_len, write_state);
+    match written {
+        Ok(info) => {
+            std::fs::rename(&tmp, path)?;
+            Ok(info)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A writer that hashes and counts what passes through it.
+struct Hashing<W: Write> {
+    inner: W,
+    hasher: Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A writer that counts the bytes written through it.
+struct Counting<'a> {
+    inner: &'a mut dyn Write,
+    bytes: u64,
+}
+
+impl Write for Counting<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes a whole weight file to `out` (see [`save_with`]) and says what it wrote.
+fn write(
+    out: impl Write,
+    shape: &Shape,
+    value_type: ValueType,
+    training: &TrainingSummary,
+    weight: &dyn Fn(usize) -> f32,
+    state_len: u64,
+    write_state: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<NetInfo, NetFileError> {
+    let n = shape.weight_count();
+    let mut max = 0.0f32;
+    for i in 0..n {
+        let w = weight(i);
+        if !w.is_finite() {
+            return Err(NetFileError::ShapeMismatch(format!(
+                "weight {i} is not a finite number"
+            )));
+        }
+        max = max.max(w.abs());
+    }
+    let scale = match value_type {
+        ValueType::F16 => f16_scale(max),
+        ValueType::F32 => 1.0,
+    };
+    let header = NetHeader {
+        tuples: shape.tuples.clone(),
+        stages: shape.stages.clone(),
+        value_type,
+        scale,
+        compression: "deflate".into(),
+        payload_bytes: (n * value_type.bytes()) as u64 + state_len,
+        trainer_state_bytes: state_len,
+        training: training.clone(),
+    };
+    let json = serde_json::to_vec(&header).map_err(|e| NetFileError::Header(e.to_string()))?;
+    let mut out = Hashing {
+        inner: out,
+        hasher: Sha256::new(),
+        bytes: 0,
+    };
+    out.write_all(MAGIC)?;
+    out.write_all(&VERSION.to_le_bytes())?;
+    out.write_all(&(json.len() as u32).to_le_bytes())?;
+    out.write_all(&json)?;
+    // A checkpoint (f32, rewritten every few minutes) is compressed fast; a shipped file as small as is quick.
+    let level = match value_type {
+        ValueType::F16 => 6,
+        ValueType::F32 => 1,
+    };
+    let mut enc = flate2::write::DeflateEncoder::new(&mut out, flate2::Compression::new(level));
+    let mut buf = Vec::with_capacity(1 << 18);
+    for start in (0..n).step_by(1 << 16) {
+        buf.clear();
+        for i in start..(start + (1 << 16)).min(n) {
+            let w = weight(i);
+            match value_type {
+                ValueType::F32 => buf.extend_from_slice(&w.to_le_bytes()),
+                ValueType::F16 => buf.extend_from_slice(&half::f16::from_f32(w / scale).to_le_bytes()),
+            }
+        }
+        enc.write_all(&buf)?;
+    }
+    let mut counting = Counting {
+        inner: &mut enc,
+        bytes: 0,
+    };
+    write_state(&mut counting)?;
+    if counting.bytes != state_len {
+        return Err(NetFileError::ShapeMismatch(format!(
+            "the trainer state wrote {} bytes, {state_len} were declared",
+            counting.bytes
+        )));
+    }
+    enc.finish()?;
+    let digest = std::mem::take(&mut out.hasher).finalize();
+    let file_bytes = out.bytes + 32;
+    out.inner.write_all(&digest)?;
+    out.inner.flush()?;
+    Ok(NetInfo {
+        header,
+        sha256: hex(&digest),
+        file_bytes,
+    })
 }
 
 /// Reads the header of a weight file and checks it (length, magic, version, checksum), without the weights.

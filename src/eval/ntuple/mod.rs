@@ -21,6 +21,7 @@
 //! move (odd plies).
 
 pub mod file;
+pub mod index;
 pub mod shipped;
 
 use std::sync::Arc;
@@ -450,6 +451,21 @@ impl Network {
         match &self.weights {
             Weights::F32(w) => std::borrow::Cow::Borrowed(w),
             Weights::F16 { bits, scale } => bits.iter().map(|&h| f16_to_f32(h) * scale).collect(),
+        }
+    }
+
+    /// The weights as atomics holding f32 bits, for training (an f32 network's vector is reused in place; an f16
+    /// one is widened).
+    pub fn into_atomic_weights(self) -> Vec<std::sync::atomic::AtomicU32> {
+        use std::sync::atomic::AtomicU32;
+        match self.weights {
+            // Same size and alignment: the collect reuses the allocation (and its huge pages).
+            Weights::F32(w) => w.into_iter().map(|x| AtomicU32::new(x.to_bits())).collect(),
+            Weights::F16 { bits, scale } => {
+                let mut out = huge_page_vec(bits.len());
+                out.extend(bits.iter().map(|&h| AtomicU32::new((f16_to_f32(h) * scale).to_bits())));
+                out
+            }
         }
     }
 
