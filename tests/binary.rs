@@ -369,3 +369,67 @@ async fn the_request_id_is_in_every_log_line_of_its_request_including_its_search
     assert_eq!(search_done.len(), 1, "{search_done:#?}");
     assert_eq!(search_done[0]["span"]["request_id"], "rid-search-1");
 }
+
+/// `train --resume` continues from the shipped network (f16, no trainer state) and from its own checkpoint and
+/// export; `net info` tells the shape, the stages and the kind of each file.
+#[test]
+fn train_continues_from_the_shipped_file_and_from_its_own_checkpoint_and_export() {
+    let shipped = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
+        .expect("nets/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "a2n"))
+        .expect("a shipped network in nets/");
+    let dir = std::env::temp_dir().join(format!("advisor2048-train-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let (ckpt, export) = (path("run.ckpt"), path("run.a2n"));
+    let shipped = shipped.to_string_lossy().into_owned();
+    let first = cli(&[
+        "train",
+        "--resume",
+        &shipped,
+        "--games",
+        "3",
+        "--threads",
+        "1",
+        "--out",
+        &ckpt,
+        "--export",
+        &export,
+        "--json",
+    ]);
+    assert_eq!(first["games"], 3);
+    assert!(first["restarted_games"].as_u64().expect("restarted") > 0, "{first}");
+    // The shipped network plays its games from the start well: 3 greedy games of it reach at least 2048.
+    assert!(first["rolling_reach"]["2048"].as_f64().expect("reach") > 0.5, "{first}");
+    let info = cli(&["net", "info", &export, "--json"]);
+    assert_eq!(info["shape"], "4x6, 1 stage");
+    assert_eq!(info["stages"], json!([0]));
+    assert_eq!(info["checkpoint"], false);
+    assert_eq!(info["memory_bytes"], 4u64 << 24 << 1, "f16: 2 bytes a weight");
+    assert_eq!(cli(&["net", "info", &ckpt, "--json"])["checkpoint"], true);
+    // The checkpoint continues its counters; the export starts new ones.
+    let from_ckpt = cli(&[
+        "train",
+        "--resume",
+        &ckpt,
+        "--games",
+        "4",
+        "--out",
+        &path("b.ckpt"),
+        "--json",
+    ]);
+    assert_eq!(from_ckpt["games"], 4);
+    let from_export = cli(&[
+        "train",
+        "--resume",
+        &export,
+        "--games",
+        "1",
+        "--out",
+        &path("c.ckpt"),
+        "--json",
+    ]);
+    assert_eq!(from_export["games"], 1);
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

@@ -242,7 +242,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             if new {
                 writeln!(
                     f,
-                    "seconds,games,moves,rolling_mean_score,reach_2048,reach_4096,reach_8192,reach_16384,reach_32768"
+                    "seconds,games,moves,rolling_mean_score,reach_2048,reach_4096,reach_8192,reach_16384,reach_32768,restarted_games"
                 )?;
             }
             Some(f)
@@ -271,8 +271,9 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         if let Some(bar) = &bar {
             bar.set_position(p.games);
             bar.set_message(format!(
-                "{:.0} moves/s  mean {:.0}  {}",
+                "{:.0} moves/s  {} restarted  mean {:.0}  {}",
                 rate,
+                p.restarted_games,
                 p.rolling.mean_score(),
                 reach.join(" ")
             ));
@@ -284,12 +285,13 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
                 .collect();
             let _ = writeln!(
                 f,
-                "{:.1},{},{},{:.1},{}",
+                "{:.1},{},{},{:.1},{},{}",
                 p.seconds,
                 p.games,
                 p.moves,
                 p.rolling.mean_score(),
-                rates.join(",")
+                rates.join(","),
+                p.restarted_games
             );
         }
     };
@@ -403,7 +405,7 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                     "stages": shape.stages,
                     "weights": shape.weight_count(),
                     "value_type": h.value_type,
-                    "memory_bytes": shape.weight_count() * 4,
+                    "memory_bytes": net.weight_bytes(),
                     "checkpoint": !state.is_empty(),
                     "training": h.training,
                 });
@@ -416,10 +418,11 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                     println!("  tuple_{:<3} cells {:?}", i + 1, t);
                 }
                 println!(
-                    "weights    {} stored as {:?}, {} MiB in memory (f32)",
+                    "weights    {} stored as {:?}, {} MiB in memory ({})",
                     shape.weight_count(),
                     h.value_type,
-                    shape.weight_count() * 4 / (1 << 20)
+                    net.weight_bytes() >> 20,
+                    if net.is_f16() { "f16" } else { "f32" }
                 );
                 println!(
                     "kind       {}",
