@@ -236,6 +236,8 @@ pub struct Features {
     /// All tuples have 6 cells: the common case gets a loop the compiler unrolls.
     all_six: bool,
     per_stage: usize,
+    /// The same lookups, grouped ([`index`]): what the evaluator's hot path uses.
+    indexer: index::Indexer,
 }
 
 impl Features {
@@ -261,6 +263,7 @@ impl Features {
         let all_six = shape.tuples.iter().all(|t| t.len() == 6);
         Features {
             per_stage: offset,
+            indexer: index::Indexer::new(&shape),
             shape,
             lookups,
             all_six,
@@ -269,6 +272,11 @@ impl Features {
 
     pub fn shape(&self) -> &Shape {
         &self.shape
+    }
+
+    /// The grouped lookups of the shape (the same indices as [`Features::for_each`], faster).
+    pub fn indexer(&self) -> &index::Indexer {
+        &self.indexer
     }
 
     /// Lookups per evaluation (tuples x 8 symmetries).
@@ -482,18 +490,26 @@ impl Network {
         }
     }
 
-    /// The value of a board, given its transpose.
+    /// The value of a board, given its transpose. The lookups are summed in [`Features::for_each`]'s order, so the
+    /// value is the same bit for bit whichever way the indices are computed.
     #[inline]
     pub fn value(&self, board: Board, transposed: Board) -> f64 {
+        use index::Lookups as _;
+        let mut idx = [0u32; MAX_LOOKUPS];
+        let n = crate::with_lookups!(self.features.indexer(), l => l.indices(board, transposed, &mut idx));
+        let idx = &idx[..n];
         let mut sum = 0.0f32;
         match &self.weights {
             Weights::F32(w) => {
-                self.features.for_each(board, transposed, |_, i| sum += w[i]);
+                for &i in idx {
+                    sum += w[i as usize];
+                }
                 f64::from(sum)
             }
             Weights::F16 { bits, scale } => {
-                self.features
-                    .for_each(board, transposed, |_, i| sum += f16_to_f32(bits[i]));
+                for &i in idx {
+                    sum += f16_to_f32(bits[i as usize]);
+                }
                 f64::from(sum * scale)
             }
         }
