@@ -191,30 +191,34 @@ impl Trainer {
     pub fn save_checkpoint(&self, path: &std::path::Path) -> Result<NetInfo, NetFileError> {
         let head = state_head(&self.progress());
         let coherence_bytes = 8 * self.tables.has_coherence() as u64 * self.tables.weight_count() as u64;
-        file::save_with(
-            path,
-            self.tables.shape(),
-            ValueType::F32,
-            &self.summary(),
-            &|i| self.tables.weight(i),
-            head.len() as u64 + coherence_bytes,
-            &mut |out| {
-                out.write_all(&head)?;
-                self.tables.write_coherence(out)
-            },
-        )
+        self.save(path, ValueType::F32, head.len() as u64 + coherence_bytes, &mut |out| {
+            out.write_all(&head)?;
+            self.tables.write_coherence(out)
+        })
     }
 
     /// Writes the network as a shipped weight file (f16, no trainer state), straight from the tables.
     pub fn export(&self, path: &std::path::Path) -> Result<NetInfo, NetFileError> {
+        self.save(path, ValueType::F16, 0, &mut |_| Ok(()))
+    }
+
+    fn save(
+        &self,
+        path: &std::path::Path,
+        value_type: ValueType,
+        state_len: u64,
+        write_state: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<NetInfo, NetFileError> {
         file::save_with(
             path,
-            self.tables.shape(),
-            ValueType::F16,
-            &self.summary(),
-            &|i| self.tables.weight(i),
-            0,
-            &mut |_| Ok(()),
+            file::Contents {
+                shape: self.tables.shape(),
+                value_type,
+                training: &self.summary(),
+                weight: &|i| self.tables.weight(i),
+                state_len,
+                write_state,
+            },
         )
     }
 

@@ -158,12 +158,14 @@ pub fn encode(
     let mut out = Vec::new();
     write(
         &mut out,
-        net.shape(),
-        value_type,
-        training,
-        &|i| weights[i],
-        trainer_state.len() as u64,
-        &mut |w| w.write_all(trainer_state),
+        Contents {
+            shape: net.shape(),
+            value_type,
+            training,
+            weight: &|i| weights[i],
+            state_len: trainer_state.len() as u64,
+            write_state: &mut |w| w.write_all(trainer_state),
+        },
     )?;
     Ok(out)
 }
@@ -176,33 +178,31 @@ pub fn save(
     training: &TrainingSummary,
     trainer_state: &[u8],
 ) -> Result<NetInfo, NetFileError> {
-    let weights = net.weights();
-    save_with(
-        path,
-        net.shape(),
-        value_type,
-        training,
-        &|i| weights[i],
-        trainer_state.len() as u64,
-        &mut |w| w.write_all(trainer_state),
-    )
+    let bytes = encode(net, value_type, training, trainer_state)?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(inspect(&bytes)?.0)
 }
 
-/// Writes a weight file atomically from its parts, streamed: weight `i` is `weight(i)` (read twice: once for the
-/// f16 scale and the finiteness check, once to write it), and `write_state` writes exactly `state_len` bytes of
-/// trainer state. Nothing of the size of the network is held in memory (a trainer saves its tables this way).
-pub fn save_with(
-    path: &Path,
-    shape: &Shape,
-    value_type: ValueType,
-    training: &TrainingSummary,
-    weight: &dyn Fn(usize) -> f32,
-    state_len: u64,
-    write_state: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<NetInfo, NetFileError> {
+/// What a weight file is written from, streamed: the weights one at a time and the trainer state as a stream.
+pub struct Contents<'a> {
+    pub shape: &'a Shape,
+    pub value_type: ValueType,
+    pub training: &'a TrainingSummary,
+    /// Weight `i` (read twice: once for the f16 scale and the finiteness check, once to write it).
+    pub weight: &'a dyn Fn(usize) -> f32,
+    /// Bytes of trainer state `write_state` writes (exactly: another count is refused).
+    pub state_len: u64,
+    pub write_state: &'a mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+}
+
+/// Writes a weight file atomically from its [`Contents`], streamed: nothing of the size of the network is held in
+/// memory (a trainer saves its tables this way).
+pub fn save_with(path: &Path, contents: Contents<'_>) -> Result<NetInfo, NetFileError> {
     let tmp = path.with_extension("tmp");
     let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-    let written = write(file, shape, value_type, training, weight, state_len, write_state);
+    let written = write(file, contents);
     match written {
         Ok(info) => {
             std::fs::rename(&tmp, path)?;
@@ -254,15 +254,15 @@ impl Write for Counting<'_> {
 }
 
 /// Writes a whole weight file to `out` (see [`save_with`]) and says what it wrote.
-fn write(
-    out: impl Write,
-    shape: &Shape,
-    value_type: ValueType,
-    training: &TrainingSummary,
-    weight: &dyn Fn(usize) -> f32,
-    state_len: u64,
-    write_state: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<NetInfo, NetFileError> {
+fn write(out: impl Write, contents: Contents<'_>) -> Result<NetInfo, NetFileError> {
+    let Contents {
+        shape,
+        value_type,
+        training,
+        weight,
+        state_len,
+        write_state,
+    } = contents;
     let n = shape.weight_count();
     let mut max = 0.0f32;
     for i in 0..n {
