@@ -9,11 +9,11 @@ use super::file::{self, NetFileError};
 use super::Network;
 
 /// The first 16 hex digits of the SHA-256 of the shipped weight file (`advisor2048 net info` prints the same).
-pub const CHECKSUM: &str = "9610fc26ea7e3d8b";
+pub const CHECKSUM: &str = "7b42f8a4e6a3dd1c";
 /// The shipped file, relative to the package root.
-pub const PATH: &str = "nets/4x6-9610fc26ea7e3d8b.a2n";
+pub const PATH: &str = "nets/4x6-7b42f8a4e6a3dd1c.a2n";
 
-static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-9610fc26ea7e3d8b.a2n"));
+static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-7b42f8a4e6a3dd1c.a2n"));
 
 /// Decodes and checks the shipped network (inflating 134 MB of f16 weights, kept as f16 in memory).
 pub fn load() -> Result<Network, NetFileError> {
