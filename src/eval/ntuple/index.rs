@@ -126,8 +126,7 @@ impl Stages {
         if self.len == 1 {
             return 0;
         }
-        let m = super::max_exponent(board);
-        self.starts[1..self.len].iter().filter(|&&s| s <= m).count()
+        super::stage_index(&self.starts[..self.len], super::max_exponent(board))
     }
 }
 

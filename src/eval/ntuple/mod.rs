@@ -171,8 +171,15 @@ impl Shape {
     /// The stage of a board whose largest exponent is `max_exponent`.
     #[inline]
     pub fn stage_of(&self, max_exponent: u8) -> usize {
-        self.stages.iter().rposition(|&s| s <= max_exponent).unwrap_or(0)
+        stage_index(&self.stages, max_exponent)
     }
+}
+
+/// The stage of a board whose largest exponent is `max_exponent`, given the stages' starts (increasing, from 0): the
+/// one rule behind [`Shape::stage_of`] and the grouped lookups' stages.
+#[inline(always)]
+pub(crate) fn stage_index(starts: &[u8], max_exponent: u8) -> usize {
+    starts.iter().rposition(|&s| s <= max_exponent).unwrap_or(0)
 }
 
 /// The 8 symmetries of a board as boards: the identity, the mirrors and the rotations, of the board and of its
