@@ -1,6 +1,8 @@
-//! The command line: `serve` (the default), `best-move`, `evaluate`, `simulate`, `report`, `bench`, `healthcheck`.
+//! The command line: `serve` (the default), `best-move`, `evaluate`, `simulate`, `report`, `analyze`, `bench`,
+//! `healthcheck`.
 //! Raw flags become validated configuration here, once; the work itself is done by the library.
 
+pub mod analyze;
 pub mod bench;
 pub mod request;
 pub mod simulate;
@@ -42,6 +44,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Print the statistics of saved `simulate --json` reports, the chunks of one run merged into one.
     Report(simulate::ReportArgs),
+    /// Review a played game: grade every move against the best one, list the worst moves.
+    Analyze(analyze::AnalyzeArgs),
     /// Measure search speed on a fixed set of positions from real games.
     Bench(bench::BenchArgs),
     /// Exit 0 when the service's /healthz answers ok within the timeout (for container health checks).
@@ -96,7 +100,19 @@ pub struct ServeArgs {
     /// /simulate: largest time budget of each move's search, in ms.
     #[arg(long, env = "ADVISOR_SIM_MOVE_BUDGET_MS", default_value_t = defaults::SIM_MOVE_BUDGET_MS)]
     pub sim_move_budget_ms: u64,
-    /// Largest request body in bytes.
+    /// /analyze: most moves per request.
+    #[arg(long, env = "ADVISOR_MAX_ANALYZE_MOVES", default_value_t = defaults::MAX_ANALYZE_MOVES)]
+    pub max_analyze_moves: u64,
+    /// /analyze: wall-clock limit in seconds; the moves graded by then are returned (complete: false).
+    #[arg(long, env = "ADVISOR_MAX_ANALYZE_SECONDS", default_value_t = defaults::MAX_ANALYZE_SECONDS)]
+    pub max_analyze_seconds: u64,
+    /// /analyze: largest time budget of each move's search, in ms.
+    #[arg(long, env = "ADVISOR_ANALYZE_MOVE_BUDGET_MS", default_value_t = defaults::ANALYZE_MOVE_BUDGET_MS)]
+    pub analyze_move_budget_ms: u64,
+    /// /analyze: largest request body in bytes (a whole game's record).
+    #[arg(long, env = "ADVISOR_ANALYZE_BODY_LIMIT", default_value_t = defaults::ANALYZE_BODY_LIMIT)]
+    pub analyze_body_limit: usize,
+    /// Largest request body in bytes (every route but /analyze).
     #[arg(long, env = "ADVISOR_BODY_LIMIT", default_value_t = defaults::BODY_LIMIT)]
     pub body_limit: usize,
     /// Requests still running after this many seconds get 504.
@@ -185,6 +201,13 @@ impl ServeArgs {
             max_sim_time: Duration::from_secs(positive("max-sim-seconds", self.max_sim_seconds)?),
             max_trace_moves: positive("max-trace-moves", self.max_trace_moves)?,
             sim_move_budget: Duration::from_millis(positive("sim-move-budget-ms", self.sim_move_budget_ms)?),
+            max_analyze_moves: positive("max-analyze-moves", self.max_analyze_moves)?,
+            max_analyze_time: Duration::from_secs(positive("max-analyze-seconds", self.max_analyze_seconds)?),
+            analyze_move_budget: Duration::from_millis(positive(
+                "analyze-move-budget-ms",
+                self.analyze_move_budget_ms,
+            )?),
+            analyze_body_limit: positive("analyze-body-limit", self.analyze_body_limit as u64)? as usize,
             body_limit: positive("body-limit", self.body_limit as u64)? as usize,
             request_timeout: Duration::from_secs(positive("request-timeout-s", self.request_timeout_s)?),
             header_timeout: Duration::from_secs(positive("header-timeout-s", self.header_timeout_s)?),
@@ -418,6 +441,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Evaluate(args)) => evaluate(&args),
         Some(Command::Simulate(args)) => simulate::run(&args),
         Some(Command::Report(args)) => simulate::report(&args),
+        Some(Command::Analyze(args)) => analyze::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Healthcheck(args)) => healthcheck(&args),
         Some(Command::Train(args)) => train::run_train(&args),

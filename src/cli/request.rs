@@ -101,11 +101,26 @@ impl Body {
 pub struct Flags {
     board: &'static str,
     renamed: &'static [(&'static str, &'static str)],
+    /// The argument naming a JSON file, and the request fields read from it (`analyze`'s game).
+    file: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl Flags {
     pub const fn new(board: &'static str, renamed: &'static [(&'static str, &'static str)]) -> Flags {
-        Flags { board, renamed }
+        Flags {
+            board,
+            renamed,
+            file: None,
+        }
+    }
+
+    /// These flags, with `fields` read from the JSON file given as argument `name`: a problem in them is reported
+    /// at the file and the JSON pointer inside it (`FILE /moves/17/board`).
+    pub const fn with_file(self, name: &'static str, fields: &'static [&'static str]) -> Flags {
+        Flags {
+            file: Some((name, fields)),
+            ..self
+        }
     }
 
     /// The flag (or argument) a JSON pointer points into, and the rest of the pointer: `/time_budget_ms` ->
@@ -114,6 +129,9 @@ impl Flags {
         let path = pointer.strip_prefix('/').unwrap_or(pointer);
         let (field, rest) = path.split_once('/').unwrap_or((path, ""));
         let field = field.replace("~1", "/").replace("~0", "~");
+        if let Some((file, _)) = self.file.filter(|(_, fields)| fields.contains(&field.as_str())) {
+            return format!("{file} {pointer}");
+        }
         let flag = if field == "board" {
             self.board.to_owned()
         } else if field.is_empty() {

@@ -1,4 +1,4 @@
-//! One request model for every front-end: the best-move, evaluate and simulate requests that the HTTP API and
+//! One request model for every front-end: the best-move, evaluate, simulate and analyze requests that the HTTP API and
 //! the command line both parse into, with one validation that collects every problem, and the one definition of
 //! each bound and default.
 //!
@@ -9,6 +9,7 @@
 //!
 //! May import `engine`, `eval`, `search` and `sim`; nothing here knows HTTP or the command line.
 
+pub mod analyze;
 pub mod read;
 
 use std::ops::{Range, RangeInclusive};
@@ -17,6 +18,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+pub use analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse, AnalyzeSummary, Grade, MoveReview};
 
 use crate::engine::Tiles;
 use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};

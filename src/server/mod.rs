@@ -23,7 +23,7 @@ use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::Router;
+use axum::{Extension, Router};
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -33,7 +33,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::eval::Network;
-use crate::request::{SearchBounds, SimulateBounds};
+use crate::request::{AnalyzeBounds, SearchBounds, SimulateBounds};
 use crate::search::Profile;
 use cors::CorsOrigins;
 use error::ApiError;
@@ -60,6 +60,14 @@ pub mod defaults {
     pub const MAX_TRACE_MOVES: u64 = 100_000;
     /// `/simulate`: the largest time budget of each move's search, in ms.
     pub const SIM_MOVE_BUDGET_MS: u64 = 1000;
+    /// `/analyze`: moves per request (a game to 32768 is about 20,000 moves, one to 65536 about 40,000).
+    pub const MAX_ANALYZE_MOVES: u64 = 50_000;
+    /// `/analyze`: wall-clock seconds per request.
+    pub const MAX_ANALYZE_SECONDS: u64 = 120;
+    /// `/analyze`: the largest time budget of each move's search, in ms.
+    pub const ANALYZE_MOVE_BUDGET_MS: u64 = 1000;
+    /// `/analyze`: the largest request body, in bytes (a 50,000-move record of hex boards is about 2.5 MB).
+    pub const ANALYZE_BODY_LIMIT: usize = 8 * 1024 * 1024;
     /// The largest request body, in bytes.
     pub const BODY_LIMIT: usize = 64 * 1024;
     /// Seconds before a running request gets 504.
@@ -102,7 +110,15 @@ pub struct ServerConfig {
     pub max_trace_moves: u64,
     /// `/simulate`: the time budget of each move's search (a request's `time_budget_ms` is clamped to it).
     pub sim_move_budget: Duration,
-    /// Largest accepted body.
+    /// `/analyze`: moves per request.
+    pub max_analyze_moves: u64,
+    /// `/analyze`: wall-clock limit; the moves graded by then are returned (`complete: false`).
+    pub max_analyze_time: Duration,
+    /// `/analyze`: the time budget of each move's search (a request's `time_budget_ms` is clamped to it).
+    pub analyze_move_budget: Duration,
+    /// `/analyze`: largest accepted body (a whole game's record).
+    pub analyze_body_limit: usize,
+    /// Largest accepted body (every route but `/analyze`).
     pub body_limit: usize,
     /// Any request still running after this gets 504.
     pub request_timeout: Duration,
@@ -139,6 +155,10 @@ impl Default for ServerConfig {
             max_sim_time: Duration::from_secs(defaults::MAX_SIM_SECONDS),
             max_trace_moves: defaults::MAX_TRACE_MOVES,
             sim_move_budget: Duration::from_millis(defaults::SIM_MOVE_BUDGET_MS),
+            max_analyze_moves: defaults::MAX_ANALYZE_MOVES,
+            max_analyze_time: Duration::from_secs(defaults::MAX_ANALYZE_SECONDS),
+            analyze_move_budget: Duration::from_millis(defaults::ANALYZE_MOVE_BUDGET_MS),
+            analyze_body_limit: defaults::ANALYZE_BODY_LIMIT,
             body_limit: defaults::BODY_LIMIT,
             request_timeout: Duration::from_secs(defaults::REQUEST_TIMEOUT_S),
             header_timeout: Duration::from_secs(defaults::HEADER_TIMEOUT_S),
@@ -220,6 +240,15 @@ impl AppState {
             move_budget: self.config.sim_move_budget,
         }
     }
+
+    /// What an `/analyze` request may ask for here.
+    pub fn analyze_bounds(&self) -> AnalyzeBounds {
+        AnalyzeBounds {
+            search: self.search_bounds(),
+            max_moves: self.config.max_analyze_moves,
+            move_budget: self.config.analyze_move_budget,
+        }
+    }
 }
 
 /// The application: routes, fallbacks and middleware.
@@ -228,11 +257,19 @@ pub fn router(state: AppState) -> Router {
     let cors = state.config.cors_origins.layer();
     let compression = CompressionLayer::new()
         .compress_when(DefaultPredicate::new().and(NotForContentType::const_new("application/x-ndjson")));
+    // A game's record is larger than a board: /analyze has a body limit of its own.
+    let analyze_limit = state.config.analyze_body_limit;
     Router::new()
         .route("/", get(routes::playground::page))
         .route("/best-move", post(routes::best_move::handle))
         .route("/evaluate", post(routes::evaluate::handle))
         .route("/simulate", post(routes::simulate::handle))
+        .route(
+            "/analyze",
+            post(routes::analyze::handle)
+                .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(analyze_limit))
+                .layer::<_, std::convert::Infallible>(Extension(routes::BodyLimit(analyze_limit))),
+        )
         .route("/healthz", get(routes::health::healthz))
         .route("/metrics", get(routes::health::metrics))
         .route("/openapi.yaml", get(routes::health::openapi))

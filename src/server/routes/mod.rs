@@ -1,10 +1,12 @@
 //! One small handler per route, plus the JSON body extractor and the 404/405 fallbacks.
 
+pub mod analyze;
 pub mod best_move;
 pub mod evaluate;
 pub mod health;
 pub mod playground;
 pub mod simulate;
+pub mod stream;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -14,8 +16,12 @@ use serde_json::Value;
 use super::error::ApiError;
 use super::AppState;
 
+/// The body limit of a route whose limit is not the server's `body_limit` (a request extension set by the route).
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
+
 /// A JSON request body: 415 unless declared `application/json` (or `application/*+json`), 413 over the body
-/// limit, 408 when it has not fully arrived within the body timeout, 400 when it is not JSON. The typed reading (and
+/// limit (the route's [`BodyLimit`], else the server's), 408 when it has not fully arrived within the body timeout, 400 when it is not JSON. The typed reading (and
 /// its 422s) happens in the request model, [`crate::request`].
 pub struct JsonBody(pub Value);
 
@@ -45,7 +51,10 @@ impl FromRequest<AppState> for JsonBody {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        let limit = state.config.body_limit;
+        let limit = req
+            .extensions()
+            .get::<BodyLimit>()
+            .map_or(state.config.body_limit, |l| l.0);
         if announced.is_some_and(|n| n > limit as u64) {
             return Err(ApiError::PayloadTooLarge { limit });
         }
@@ -60,9 +69,7 @@ impl FromRequest<AppState> for JsonBody {
         };
         let bytes = read.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge {
-                    limit: state.config.body_limit,
-                }
+                ApiError::PayloadTooLarge { limit }
             } else {
                 ApiError::MalformedJson(e.body_text())
             }
