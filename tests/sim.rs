@@ -737,3 +737,74 @@ fn the_report_command_merges_chunks_played_with_first_game() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The seeded runs whose games were saved in `tests/fixtures/seeded_games.jsonl` before self-play's per-move path was
+/// rewritten (issue 31): (label, profile, depth, games, seed, max_moves). Full greedy games with the built-in
+/// network, then capped games at 3 and 5 plies and with the heuristic evaluators.
+const SEEDED_RUNS: [(&str, Profile, u32, u64, u64, Option<u64>); 5] = [
+    ("learned-1ply", Profile::Learned, 1, 4, 7, None),
+    ("learned-3ply", Profile::Learned, 3, 2, 11, Some(300)),
+    ("learned-5ply", Profile::Learned, 5, 1, 13, Some(30)),
+    ("tuned-1ply", Profile::Tuned, 1, 2, 5, Some(3000)),
+    ("classic-2ply", Profile::Classic, 2, 1, 3, Some(400)),
+];
+
+/// 64-bit FNV-1a, to fingerprint a long trace in the fixture file.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// One fixture line: the game's untimed record without its trace, the directions played (one letter each), and a
+/// fingerprint of the whole trace as JSON (boards, directions, values, rewards: floats print exactly).
+fn fixture_line(label: &str, game: &GameRecord) -> serde_json::Value {
+    let trace = game.trace.as_deref().expect("traced run");
+    let directions: String = trace
+        .iter()
+        .map(|s| s.direction.to_string().chars().next().unwrap())
+        .collect();
+    let trace_json = serde_json::to_string(trace).unwrap();
+    let record = GameRecord {
+        trace: None,
+        elapsed: Duration::ZERO,
+        ..game.clone()
+    };
+    serde_json::json!({
+        "run": label,
+        "record": record,
+        "directions": directions,
+        "trace_fnv1a": format!("{:016x}", fnv1a(trace_json.as_bytes())),
+    })
+}
+
+/// The same seeds give the same games as before the per-move path of self-play was made fast: every move, value
+/// and reward of the saved games. `ADVISOR_BLESS_FIXTURES=1` rewrites the file (only ever from the old code).
+#[test]
+fn seeded_games_match_the_games_saved_before_the_fast_path() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeded_games.jsonl");
+    let mut lines = Vec::new();
+    for (label, profile, depth, games, seed, max_moves) in SEEDED_RUNS {
+        let cfg = SimConfig {
+            max_moves,
+            trace: true,
+            threads: 2,
+            ..config(profile, depth, games, seed)
+        };
+        let report = simulate(&cfg, &StopHandle::new(), |_| {});
+        assert_eq!(report.games.len() as u64, games);
+        lines.extend(report.games.iter().map(|g| fixture_line(label, g)));
+    }
+    if std::env::var_os("ADVISOR_BLESS_FIXTURES").is_some() {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let saved = std::fs::read_to_string(&path).expect("the fixture file");
+    let saved: Vec<serde_json::Value> = saved.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(saved.len(), lines.len(), "games in {}", path.display());
+    for (got, want) in lines.iter().zip(&saved) {
+        assert_eq!(got, want, "run {} game {}", want["run"], want["record"]["index"]);
+    }
+}
