@@ -12,6 +12,7 @@ use clap::{Args, Subcommand};
 
 use advisor2048::eval::ntuple::file::{self, ValueType};
 use advisor2048::eval::ntuple::Shape;
+use advisor2048::train::compare::compare;
 use advisor2048::train::{
     promote, Halving, Progress, StageKey, StartPolicy, StartSource, TrainConfig, Trainer, DEFAULT_COHERENCE_PRIOR,
     REACH_EXPONENTS,
@@ -128,6 +129,20 @@ pub enum NetCommand {
     Info(NetInfoArgs),
     /// Write a checkpoint's network as a shipped weight file (f16, no trainer state).
     Export(NetExportArgs),
+    /// Compare two weight files of one shape: how many weights changed and by how much, by stage and by the
+    /// largest tile of each weight's pattern (did a training run learn the late game, did it keep the rest).
+    Diff(NetDiffArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NetDiffArgs {
+    /// The network before (e.g. the file a run resumed from).
+    pub before: PathBuf,
+    /// The network after (e.g. the run's export).
+    pub after: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -440,6 +455,55 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                 if !t.command.is_empty() {
                     println!("command    {}", t.command);
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Diff(args) => {
+            let load = |p: &Path| {
+                file::load(p)
+                    .map(|(net, _, _)| net)
+                    .with_context(|| format!("{} is not a usable weight file", p.display()))
+            };
+            let (before, after) = (load(&args.before)?, load(&args.after)?);
+            let bands = compare(&before, &after)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&bands)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!(
+                "{:<6} {:<16} {:>10} {:>10} {:>8} {:>13} {:>11} {:>11}",
+                "stage",
+                "largest tile",
+                "weights",
+                "trained",
+                "changed",
+                "mean |change|",
+                "max |change|",
+                "mean |before|"
+            );
+            for b in &bands {
+                let (lo, hi) = b.largest_exponent;
+                let tiles = match (lo, hi) {
+                    (0, hi) => format!("up to {}", 1u32 << hi),
+                    (lo, hi) if lo == hi => format!("{}", 1u32 << hi),
+                    (lo, hi) => format!("{}..{}", 1u32 << lo, 1u32 << hi),
+                };
+                let share = if b.weights > 0 {
+                    b.changed as f64 / b.weights as f64
+                } else {
+                    0.0
+                };
+                println!(
+                    "{:<6} {:<16} {:>10} {:>10} {:>7.1}% {:>13.3} {:>11.1} {:>11.1}",
+                    b.stage,
+                    tiles,
+                    b.weights,
+                    b.trained_before,
+                    100.0 * share,
+                    b.mean_abs_change,
+                    b.max_abs_change,
+                    b.mean_abs_before
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -7,6 +7,7 @@
 //! - [`episode`]: one game: greedy play, the backward TD(lambda) update, halving restarts.
 //! - [`run`]: the run: threads, checkpoints at game boundaries, progress ([`Trainer`]).
 //! - [`stages`]: weight promotion (a network with more stages, each new one a copy of the stage it splits).
+//! - [`compare`]: what training changed between two networks, by stage and by the largest tile of each pattern.
 //!
 //! # The method
 //! Self-play, greedy on the network, learning by TD(lambda) applied backwards at the end of each game (Szubert and
@@ -17,6 +18,7 @@
 //! trained about log2(length / 10) times as often as with single games. Restarted games are trained on but not
 //! counted in the rolling statistics (which describe games from the start).
 
+pub mod compare;
 pub mod config;
 pub mod episode;
 pub mod run;
