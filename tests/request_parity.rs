@@ -454,3 +454,89 @@ async fn the_command_line_accepts_and_refuses_what_the_http_api_does_with_the_sa
     }
     assert!(valid >= 10 && invalid >= 20, "{valid} valid, {invalid} invalid");
 }
+
+/// `advisor2048 analyze FILE` with the search flags: the same review as `POST /analyze` with the file's body and the
+/// flags' fields, and the same problems, the file's at `FILE <pointer>` and the flags' at the flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_on_the_command_line_reviews_and_refuses_what_the_http_api_does() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let dir = std::env::temp_dir().join(format!("advisor2048-parity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let good = json!({"moves": [
+        {"board": "0000000000000112", "direction": "left"},
+        {"board": "0001000000002200", "direction": "up"},
+    ]});
+    let jumps = json!({"moves": [
+        {"board": "0000000000000112", "direction": "left"},
+        {"board": "0001000000012200", "direction": "up"},
+    ]});
+    let cases = [
+        ("a record", good.clone(), vec!["--profile", "classic", "--depth", "3"]),
+        (
+            "a record, tuned",
+            good.clone(),
+            vec!["--profile", "tuned", "--depth", "2"],
+        ),
+        ("a board that jumps", jumps, vec!["--depth", "2"]),
+        ("a bad depth", good, vec!["--depth", "0", "--budget-ms", "-1"]),
+    ];
+    for (name, file_body, flags) in cases {
+        let path = dir.join("game.json");
+        std::fs::write(&path, file_body.to_string()).expect("write the game");
+        let mut body = file_body.clone();
+        let mut args = vec![
+            "analyze".to_owned(),
+            path.display().to_string(),
+            "--weights".into(),
+            "none".into(),
+        ];
+        for pair in flags.chunks(2) {
+            let field = match pair[0] {
+                "--budget-ms" => "time_budget_ms".to_owned(),
+                flag => flag.trim_start_matches("--").replace('-', "_"),
+            };
+            body[field] = common_flag_value(pair[1]);
+            args.push(pair[0].to_owned());
+            args.push(pair[1].to_owned());
+        }
+        args.push("--json".into());
+        let (status, answer) = post(&server, "/analyze", body).await;
+        match (status, run_cli(&args)) {
+            (200, CliOutcome::Answer(cli)) => {
+                let moves = |a: &Value| a["moves"].clone();
+                assert_eq!(moves(&cli), moves(&answer), "{name}");
+                let summary = |a: &Value| {
+                    let mut s = a["summary"].clone();
+                    s.as_object_mut().expect("a summary").remove("elapsed_ms");
+                    s
+                };
+                assert_eq!(summary(&cli), summary(&answer), "{name}");
+            }
+            (422, CliOutcome::Refused(cli)) => {
+                let http: Vec<(String, String)> = answer["errors"]
+                    .as_array()
+                    .expect("errors")
+                    .iter()
+                    .map(|e| {
+                        let pointer = e["pointer"].as_str().expect("pointer");
+                        let at = match pointer {
+                            "/time_budget_ms" => "--budget-ms".to_owned(),
+                            p if p.starts_with("/moves") => format!("FILE {p}"),
+                            p => format!("--{}", p.trim_start_matches('/').replace('_', "-")),
+                        };
+                        (at, e["message"].as_str().expect("message").to_owned())
+                    })
+                    .collect();
+                assert!(!http.is_empty(), "{name}: a 422 without problems");
+                assert_eq!(cli, http, "{name}: different problems (advisor2048 {args:?})");
+            }
+            (status, _) => panic!("{name}: HTTP answered {status} {answer}, the command line did otherwise"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A flag's text as the JSON value an HTTP client would send (a number when it is one).
+fn common_flag_value(text: &str) -> Value {
+    serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}

@@ -136,3 +136,73 @@ fn the_names_in_the_spec_are_the_code_s() {
         );
     }
 }
+
+/// `1234567` as `1,234,567`, the way the spec writes large defaults.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[test]
+fn the_analyze_bounds_grades_and_defaults_in_the_spec_are_the_code_s() {
+    use advisor2048::request::analyze::{Grade, GRADE_LIMITS, MAX_RECORD_PROBLEMS, MIN_ANALYZE_MOVES, WORST_MOVES};
+    for name in ["RecordMoves", "AnalyzeDirections"] {
+        assert_eq!(schema(name)["minItems"].as_u64(), Some(MIN_ANALYZE_MOVES), "{name}");
+        assert_eq!(
+            schema(name)["maxItems"].as_u64(),
+            Some(defaults::MAX_ANALYZE_MOVES),
+            "{name}"
+        );
+        let limit = format!("default {}", thousands(defaults::MAX_ANALYZE_MOVES));
+        assert!(
+            description(schema(name)).contains(&limit),
+            "{name} does not say {limit}"
+        );
+    }
+    assert_eq!(
+        schema("AnalyzeSpawns")["maxItems"].as_u64(),
+        Some(defaults::MAX_ANALYZE_MOVES)
+    );
+    assert_eq!(
+        schema("AnalyzeSummary")["properties"]["worst"]["maxItems"].as_u64(),
+        Some(WORST_MOVES as u64)
+    );
+    assert_eq!(names(&schema("Grade")["enum"]), Grade::NAMES);
+    let analyze = common::openapi()["paths"]["/analyze"]["post"]["description"]
+        .as_str()
+        .expect("/analyze has a description");
+    for (grade, limit) in GRADE_LIMITS {
+        let stated = format!("{grade} up to {limit}");
+        assert!(
+            description(schema("Grade")).contains(&stated),
+            "Grade does not say {stated}"
+        );
+        assert!(analyze.contains(&stated), "/analyze does not say {stated}");
+    }
+    assert!(analyze.contains(&format!("At most {MAX_RECORD_PROBLEMS} problems")));
+    for stated in [
+        format!(
+            "`--max-analyze-moves` moves (default {}",
+            thousands(defaults::MAX_ANALYZE_MOVES)
+        ),
+        format!(
+            "`--analyze-move-budget-ms` (default {}",
+            defaults::ANALYZE_MOVE_BUDGET_MS
+        ),
+        format!("`--max-analyze-seconds` (default {})", defaults::MAX_ANALYZE_SECONDS),
+        format!(
+            "`--analyze-body-limit` bytes (default {} MiB)",
+            defaults::ANALYZE_BODY_LIMIT >> 20
+        ),
+    ] {
+        assert!(analyze.contains(&stated), "/analyze does not say {stated:?}");
+    }
+    assert_eq!(defaults::ANALYZE_BODY_LIMIT % (1 << 20), 0);
+}

@@ -8,10 +8,11 @@ against the release server it starts for schemathesis). It
 - checks the spec: valid OpenAPI 3.1, and every `$ref` names a whole component (a reference into another schema's
   `properties` is what makes generators type a request body as `Any`);
 - generates a client with openapi-python-client into a temporary directory and imports it;
-- checks the request models: `/best-move`, `/evaluate` and `/simulate` take `BestMoveRequest`, `EvaluateRequest` and
-  `SimulateRequest`, each has exactly the spec's fields, none typed `Any`, and the enums carry the spec's values;
-- calls the server through the generated client (`/healthz`, `/best-move` twice, `/evaluate`, `/simulate`, and a
-  refused request answered with a 422 that parses as `Problem`): each request model serializes to the JSON written
+- checks the request models: `/best-move`, `/evaluate`, `/simulate` and `/analyze` take `BestMoveRequest`,
+  `EvaluateRequest`, `SimulateRequest` and `AnalyzeRequest`, each has exactly the spec's fields, none typed `Any`, and
+  the enums carry the spec's values;
+- calls the server through the generated client (`/healthz`, `/best-move` twice, `/evaluate`, `/simulate`,
+  `/analyze`, and a refused request answered with a 422 that parses as `Problem`): each request model serializes to the JSON written
   out here, which the server accepts; each answer parses into the response models with no field the spec does not
   name, says what the request asked for, and serializes back to the JSON the server sent.
 
@@ -148,7 +149,7 @@ def import_client(out_dir):
     models = importlib.import_module(f"{PACKAGE}.models")
     api = {
         name: importlib.import_module(f"{PACKAGE}.api.default.{name}")
-        for name in ("healthz", "best_move", "evaluate", "simulate")
+        for name in ("healthz", "best_move", "evaluate", "simulate", "analyze")
     }
     namespace = {**vars(models), **vars(importlib.import_module(f"{PACKAGE}.types"))}
     return types.SimpleNamespace(package=client, models=models, api=api, namespace=namespace)
@@ -174,6 +175,7 @@ def request_bodies_are_models(c):
         ("best_move", "BestMoveRequest"),
         ("evaluate", "EvaluateRequest"),
         ("simulate", "SimulateRequest"),
+        ("analyze", "AnalyzeRequest"),
     ):
         expect(hasattr(c.models, model), f"the generated client has no model {model}")
         for function in ("sync_detailed", "sync", "asyncio_detailed"):
@@ -193,7 +195,16 @@ def request_fields_are_typed(c, spec):
         expect_equal(board, {list[list[m.TileValue]], m.SavedState, str}, f"{model}.board")
         expect_equal(members(fields["evaluator"]), {m.Evaluator, unset}, f"{model}.evaluator")
         expect_equal(fields["weights"], m.Weights | unset, f"{model}.weights")
-    for model in ("BestMoveRequest", "SimulateRequest"):
+    analyze = hints(c, m.AnalyzeRequest)
+    expect_equal(
+        set(analyze), set(spec["components"]["schemas"]["AnalyzeRequest"]["properties"]), "AnalyzeRequest's fields"
+    )
+    untyped = [name for name, hint in analyze.items() if mentions_any(hint)]
+    expect(not untyped, f"AnalyzeRequest types {untyped} as Any")
+    expect_equal(members(analyze["moves"]) - {unset}, {list[m.RecordMove]}, "AnalyzeRequest.moves")
+    expect_equal(members(analyze["game"]) - {unset}, {m.GameRecord}, "AnalyzeRequest.game")
+    expect_equal(members(analyze["start"]) - {unset}, {list[list[m.TileValue]], m.SavedState, str}, "AnalyzeRequest.start")
+    for model in ("BestMoveRequest", "SimulateRequest", "AnalyzeRequest"):
         fields = hints(c, getattr(m, model))
         expect_equal(members(fields["profile"]), {m.Profile, unset}, f"{model}.profile")
         expect_equal(members(fields["depth"]), {int, typing.Literal["auto"], unset}, f"{model}.depth")
@@ -206,7 +217,7 @@ def request_fields_are_typed(c, spec):
 
 def enums_carry_the_spec_values(c, spec):
     schemas = spec["components"]["schemas"]
-    for name in ("Profile", "Evaluator", "Terminal", "Direction", "TileValue"):
+    for name in ("Profile", "Evaluator", "Terminal", "Direction", "TileValue", "Grade"):
         generated = getattr(c.models, name)
         expect_equal(sorted(e.value for e in generated), sorted(schemas[name]["enum"]), f"{name}'s values")
 
@@ -329,6 +340,40 @@ def simulate(c, client):
     expect(isinstance(game.seed, int) and game.seed >= 0, f"seed {game.seed!r}")
 
 
+def analyze(c, client):
+    """A /simulate game with trace reviewed through the generated models: every move best at the same settings."""
+    m = c.models
+    played = m.SimulateRequest(games=1, seed=3, max_moves=12, depth=2, profile=m.Profile.CLASSIC, trace=True)
+    games, _ = call(
+        c.api["simulate"],
+        client,
+        played,
+        {"games": 1, "seed": 3, "max_moves": 12, "depth": 2, "profile": "classic", "trace": True},
+    )
+    game = games.games[0]
+    body = m.AnalyzeRequest(game=game, depth=2, profile=m.Profile.CLASSIC)
+    review, _ = call(
+        c.api["analyze"], client, body, {"game": game.to_dict(), "depth": 2, "profile": "classic"}
+    )
+    expect(isinstance(review, m.AnalyzeResponse), f"parsed as {type(review).__name__}")
+    expect_equal(len(review.moves), game.moves, "graded moves")
+    expect(all(move.grade == m.Grade.BEST for move in review.moves), "a move of the search's own game was not best")
+    expect_equal(review.summary.accuracy, 1.0, "accuracy")
+    expect_equal(review.summary.complete, True, "complete")
+    # The userscript's record: boards and directions; a board that does not follow is refused at its pointer.
+    first = game.trace[0]
+    record = [m.RecordMove(board=first.board, direction=first.direction)] * 2
+    problem, _ = call(
+        c.api["analyze"],
+        client,
+        m.AnalyzeRequest(moves=record),
+        {"moves": [{"board": [[v.value for v in row] for row in first.board], "direction": first.direction.value}] * 2},
+        HTTPStatus.UNPROCESSABLE_ENTITY,
+    )
+    expect(isinstance(problem, m.Problem), f"parsed as {type(problem).__name__}")
+    expect_equal([e.pointer for e in problem.errors], ["/moves/1/board"], "the problems' pointers")
+
+
 def refused(c, client):
     m = c.models
     body = m.BestMoveRequest(board=rows(c, ROWS), depth=30)
@@ -372,6 +417,7 @@ def main():
             run.check("POST /best-move (hex, tuned, depth auto)", best_move_hex_auto, c, client)
             run.check("POST /evaluate (tuned, weights)", evaluate, c, client)
             run.check("POST /simulate (1 game, 5 moves)", simulate, c, client)
+            run.check("POST /analyze (a /simulate game with trace, and a record that jumps)", analyze, c, client)
             run.check("POST /best-move refused (depth 30) -> 422 Problem", refused, c, client)
     return run.finish()
 
