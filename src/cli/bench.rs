@@ -1,5 +1,7 @@
 //! `advisor2048 bench`: search speed on a fixed set of positions from real games (`benches/positions.txt`,
-//! written by `bench --generate`): positions per second, nodes per second, milliseconds per position.
+//! written by `bench --generate`): positions per second, nodes per second, milliseconds per position. With
+//! `--review-moves N`: the time to play one seeded game of up to N moves against the time to review it
+//! (`POST /analyze`'s work) at the same settings, both on one thread.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -10,6 +12,8 @@ use clap::Args;
 use super::request::{parse_board, Body};
 use super::{OneSearchArgs, SearchArgs, ONE_SEARCH_FLAGS};
 use advisor2048::engine::Tiles;
+use advisor2048::eval::AnyEvaluator;
+use advisor2048::request::analyze::{AnalyzeRequest, RecordForm, RecordedMove};
 use advisor2048::request::SearchRequest;
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
 use advisor2048::sim::{simulate, SimConfig};
@@ -32,7 +36,11 @@ pub struct BenchArgs {
     /// Instead of benchmarking, print N positions from seeded self-play (tuned profile, depth 3).
     #[arg(long, value_name = "N")]
     pub generate: Option<usize>,
-    /// Seed of --generate.
+    /// Instead of searching the positions, play one seeded game of up to N moves at these settings (one thread), then
+    /// review it at the same settings, and print both times and their ratio.
+    #[arg(long, value_name = "N")]
+    pub review_moves: Option<u64>,
+    /// Seed of --generate and --review-moves.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print the figures as JSON.
@@ -69,6 +77,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let request = SearchRequest::from_json(&json, &args.search.bounds()).map_err(|p| flags.invalid(p))?;
     let settings = args.search.settings(&request);
     let evaluator = args.search.evaluator(&request.evaluator, flags)?;
+    if let Some(moves) = args.review_moves {
+        return review_bench(moves, args.seed, request, &settings, evaluator, args.json);
+    }
     let mut times = Vec::with_capacity(positions.len());
     let mut nodes = 0u64;
     let mut total = Duration::ZERO;
@@ -120,6 +131,78 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             pct(0.5),
             pct(0.95),
             pct(1.0)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Plays one seeded game of up to `moves` moves at `settings` on one thread, reviews it at the same settings, and
+/// prints both times.
+fn review_bench(
+    moves: u64,
+    seed: u64,
+    request: SearchRequest,
+    settings: &SearchSettings,
+    evaluator: AnyEvaluator,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let settings = SearchSettings {
+        threads: 1,
+        ..settings.clone()
+    };
+    let config = SimConfig {
+        trace: true,
+        max_moves: Some(moves),
+        ..SimConfig::new(1, seed, settings.clone(), evaluator.clone())
+    };
+    let started = Instant::now();
+    let report = simulate(&config, &StopHandle::new(), |_| {});
+    let play = started.elapsed();
+    let game = report.games.first().context("the game was not played")?;
+    let record: Vec<RecordedMove> = game
+        .trace
+        .iter()
+        .flatten()
+        .map(|step| RecordedMove {
+            board: step.board,
+            direction: step.direction,
+        })
+        .collect();
+    if record.is_empty() {
+        anyhow::bail!("the game had no move to review");
+    }
+    let review = AnalyzeRequest {
+        record,
+        form: RecordForm::Game,
+        contiguous: true,
+        search: request,
+    };
+    let started = Instant::now();
+    let summary = review.review(&evaluator, &settings, &StopHandle::new(), None, |_| {});
+    let reviewed = started.elapsed();
+    let ratio = reviewed.as_secs_f64() / play.as_secs_f64().max(1e-9);
+    let figures = serde_json::json!({
+        "moves": game.moves,
+        "max_tile": game.max_tile,
+        "profile": settings.profile.as_str(),
+        "depth": settings.depth.to_string(),
+        "play_s": play.as_secs_f64(),
+        "review_s": reviewed.as_secs_f64(),
+        "review_over_play": ratio,
+        "accuracy": summary.accuracy,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+    } else {
+        println!(
+            "{} moves (largest tile {}), profile {}, depth {}, one thread: play {:.2} s, review {:.2} s, review/play {:.2}",
+            game.moves,
+            game.max_tile,
+            settings.profile,
+            settings.depth,
+            play.as_secs_f64(),
+            reviewed.as_secs_f64(),
+            ratio
         );
     }
     Ok(ExitCode::SUCCESS)
