@@ -7,8 +7,8 @@
 //!   trait, with breakdowns; each heuristic's weights written once in a table.
 //! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
 //! - [`sim`]: deterministic self-play: seed and settings in, game records and summary statistics out.
-//! - [`request`]: the best-move, evaluate and simulate requests that the HTTP API and the command line both parse
-//!   into, their one validation (every problem, each at its JSON pointer), every bound and default.
+//! - [`request`]: the best-move, evaluate, simulate and analyze requests that the HTTP API and the command line both
+//!   parse into, their one validation (every problem, each at its JSON pointer), every bound and default.
 //! - [`train`]: TD learning of n-tuple networks in self-play (`advisor2048 train`).
 //! - [`answer`]: the best-move and evaluate answers, shared by the HTTP API and the command line.
 //! - [`server`]: the axum HTTP service, a thin layer over the above.
