@@ -78,6 +78,8 @@ fn ntuple(c: &mut Criterion) {
     }
     group.finish();
 
+    memory_ceiling();
+
     // Training speed: 4x6 from scratch, a fixed number of games (seeded), as the side-by-side with the public
     // trainers measures it (TD(0), alpha 0.1, no temporal coherence, no restarts), on one and two threads; then
     // the default recipe (TD(0.5), temporal coherence, halving restarts) on one thread.
@@ -126,6 +128,42 @@ fn ntuple(c: &mut Criterion) {
             p.moves as f64 / p.seconds.max(1e-9)
         );
     }
+}
+
+/// The machine's ceiling for the trainer's memory pattern: groups of 32 random lookups into a table the size of a
+/// 4x6 network (f32), each group prefetched and then summed, on one thread and on two at once (the same work per
+/// thread). Training is bound by these loads, so two threads of the trainer cannot scale better than this ratio.
+fn memory_ceiling() {
+    let n = Shape::named("4x6", vec![0]).expect("4x6").weight_count();
+    let table: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let groups = 1_000_000u64;
+    let work = |seed: u64| {
+        let mut rng = Rng::new(seed);
+        let mut idx = [0usize; 32];
+        let mut sum = 0.0f32;
+        for _ in 0..groups {
+            for i in idx.iter_mut() {
+                *i = rng.below(n as u64) as usize;
+                advisor2048::eval::ntuple::prefetch(&table[*i]);
+            }
+            sum += idx.iter().map(|&i| table[i]).sum::<f32>();
+        }
+        black_box(sum)
+    };
+    let mut rates = Vec::new();
+    for threads in [1u64, 2] {
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            for k in 0..threads {
+                let work = &work;
+                s.spawn(move || work(k + 1));
+            }
+        });
+        let rate = (threads * groups * 32) as f64 / t0.elapsed().as_secs_f64();
+        println!("memory ceiling, {threads} thread(s): {rate:.3e} random prefetched lookups/s");
+        rates.push(rate);
+    }
+    println!("memory ceiling, 2 threads / 1 thread: {:.2}x", rates[1] / rates[0]);
 }
 
 criterion_group!(benches, ntuple);
