@@ -27,8 +27,15 @@
 // Transport: GM_xmlhttpRequest / GM.xmlHttpRequest when the userscript manager provides it (not subject to the
 // browser's block on public pages calling loopback addresses), else fetch (the service's CORS headers allow it).
 //
-// Keys: Alt+Shift+A toggles auto-play, Alt+Shift+H asks for a hint. A page address with `#advisor-autoplay` starts
-// auto-play by itself. Settings (service URL, search, delay) are remembered in the page's localStorage.
+// Keys: Alt+Shift+A toggles auto-play, Alt+Shift+H asks for a hint, Alt+Shift+R reviews the game so far. A page
+// address with `#advisor-autoplay` starts auto-play by itself. Settings (service URL, search, delay) are remembered in
+// the page's localStorage.
+//
+// Game review: every move that changes the board, by hand or by auto-play, is added to the game's record (the board
+// before the move, as the game itself saved it, and the direction of the key) in the page's localStorage, so a reload
+// in the middle of a game loses nothing; a key that moves nothing is not a move and is not recorded. At game over (or
+// on Review) the record goes to `POST /analyze` and the panel shows the accuracy and the three worst moves. A new
+// game starts a new record; a record with moves this script did not see is sent as `"contiguous": false`.
 
 (function () {
   'use strict';
@@ -44,6 +51,14 @@
     right: { key: 'ArrowRight', code: 'ArrowRight', keyCode: 39 },
   };
   const SETTINGS_KEY = 'advisor2048.settings';
+  const RECORD_KEY = 'advisor2048.record';
+  // The classic game's key map (event.which -> direction): arrows, vim keys, WASD.
+  const GAME_KEYS = {
+    38: 'up', 39: 'right', 40: 'down', 37: 'left',
+    75: 'up', 76: 'right', 74: 'down', 72: 'left',
+    87: 'up', 68: 'right', 83: 'down', 65: 'left',
+  };
+  const REVIEW_WORST = 3; // worst moves shown in the panel
   const DEFAULT_SETTINGS = {
     serviceUrl: 'http://127.0.0.1:2048',
     profile: '', // '' = the service's default profile
@@ -105,6 +120,20 @@
       if (msg && msg.classList.contains('game-over')) return 'over';
       if (msg && msg.classList.contains('game-won')) return 'won';
       return 'playing';
+    },
+    /** The game's own saved state (`localStorage.gameState`, cells column-major), or null (none, or game over). */
+    savedGame() {
+      let st = null;
+      try {
+        st = JSON.parse(localStorage.getItem('gameState') || 'null');
+      } catch (_) {
+        return null;
+      }
+      const cells = st && st.grid && st.grid.cells;
+      if (!Array.isArray(cells) || cells.length !== 4) return null;
+      const rows = [0, 1, 2, 3].map((y) => [0, 1, 2, 3].map((x) => (cells[x] && cells[x][y] ? cells[x][y].value : 0)));
+      if (!rows.flat().every((v) => v === 0 || isTileValue(v))) return null;
+      return { rows, score: Number(st.score) || 0, over: !!st.over };
     },
     clickKeepGoing() {
       const button = document.querySelector('.keep-playing-button');
@@ -313,6 +342,179 @@
   }
 
   // ---------------------------------------------------------------------------------------------------------------
+  // The game's record: what a review needs (the board before each move and the direction played), kept in the page's
+  // localStorage after every move. Boards are stored as 16 characters, one base-36 exponent per cell (row-major,
+  // 0 for empty, up to 2^35), so a 20,000-move game takes about 340 KB.
+
+  function encodeBoard(rows) {
+    return rows.flat().map((v) => (v === 0 ? 0 : Math.log2(v)).toString(36)).join('');
+  }
+
+  function decodeBoard(text) {
+    const cells = [...text].map((c) => {
+      const e = parseInt(c, 36);
+      return e === 0 ? 0 : 2 ** e;
+    });
+    return [0, 1, 2, 3].map((r) => cells.slice(4 * r, 4 * r + 4));
+  }
+
+  const DIRECTION_CODES = { up: 'u', down: 'd', left: 'l', right: 'r' };
+  const CODE_DIRECTIONS = { u: 'up', d: 'down', l: 'left', r: 'right' };
+
+  /** A record: `moves` is "<16 cells><u|d|l|r>" per move; `last` the board after the last move (null: game over). */
+  function newRecord() {
+    return { v: 1, started: new Date().toISOString(), moves: '', last: null, over: false, contiguous: true, reviewed: false };
+  }
+
+  function loadRecord() {
+    try {
+      const r = JSON.parse(localStorage.getItem(RECORD_KEY) || 'null');
+      if (r && r.v === 1 && typeof r.moves === 'string' && r.moves.length % 17 === 0) return r;
+    } catch (_) {
+      /* unreadable: start again */
+    }
+    return newRecord();
+  }
+
+  let recordInMemory = null; // when localStorage refuses the record (full, private mode), it lives on in the page
+
+  function currentRecord() {
+    return recordInMemory || loadRecord();
+  }
+
+  function saveRecord(r) {
+    try {
+      localStorage.setItem(RECORD_KEY, JSON.stringify(r));
+      recordInMemory = null;
+    } catch (_) {
+      recordInMemory = r;
+    }
+    ui.showRecord(r);
+  }
+
+  const recordLength = (r) => r.moves.length / 17;
+
+  /** The record as the `moves` form of POST /analyze. */
+  function recordMoves(r) {
+    const out = [];
+    for (let i = 0; i < r.moves.length; i += 17) {
+      out.push({ board: decodeBoard(r.moves.slice(i, i + 16)), direction: CODE_DIRECTIONS[r.moves[i + 16]] });
+    }
+    return out;
+  }
+
+  /** Adds one move that changed the board: `before` the saved game before it, `after` after it (null: game over). */
+  function recordMove(before, direction, after) {
+    let r = currentRecord();
+    const board = encodeBoard(before.rows);
+    if (recordLength(r) > 0 && (r.over || r.last !== board)) {
+      // The board is not the one the last move left: a new game (fresh: score 0), or moves we did not see.
+      if (r.over || before.score === 0) r = newRecord();
+      else r.contiguous = false;
+    }
+    r.moves += board + DIRECTION_CODES[direction];
+    r.last = after ? encodeBoard(after.rows) : null;
+    r.over = !after;
+    r.reviewed = false;
+    saveRecord(r);
+    if (r.over) setTimeout(() => review('game over'), 0);
+  }
+
+  // A key's move is read from the game's saved state just before the game's own listener (capture on window) and just
+  // after it (bubble on window: the game listens on document and moves synchronously). Keys the userscript presses
+  // pass the same way, so auto-play is recorded too.
+  let pendingMove = null;
+
+  function beforeKey(e) {
+    pendingMove = null;
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return; // the game ignores these
+    if (e.target && e.target.id === 'advisor2048-panel') return; // typing in the panel (it never reaches the game)
+    const direction = GAME_KEYS[e.which];
+    const reader = findReader();
+    if (!direction || !reader || !reader.savedGame) return;
+    const before = reader.savedGame();
+    if (before && !before.over) pendingMove = { direction, before, reader };
+  }
+
+  function afterKey() {
+    const p = pendingMove;
+    pendingMove = null;
+    if (!p) return;
+    const after = p.reader.savedGame();
+    // The game clears its saved state when a move ends it; a key that moved nothing leaves the state as it was.
+    if (after === null) {
+      if (localStorage.getItem('gameState') !== null) return; // unreadable, not cleared
+    } else if (sameBoard(after.rows, p.before.rows)) return;
+    recordMove(p.before, p.direction, after);
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Review: the record to POST /analyze, the answer into the panel
+
+  /** The review's search settings: the panel's profile and depth, never the time budget (that is per move). */
+  function reviewSettings() {
+    const out = searchSettings();
+    delete out.time_budget_ms;
+    return out;
+  }
+
+  async function review(why) {
+    if (state.reviewing) return;
+    const r = currentRecord();
+    const n = recordLength(r);
+    if (n === 0) {
+      setStatus('review: no move recorded yet in this game', 'error');
+      return;
+    }
+    state.reviewing = true;
+    setStatus(`${why ? `${why}: ` : ''}reviewing ${n} move${n === 1 ? '' : 's'}\u2026`);
+    try {
+      const body = Object.assign({ moves: recordMoves(r) }, reviewSettings());
+      if (!r.contiguous) body.contiguous = false;
+      const url = String(settings.serviceUrl).replace(/\/+$/, '') + '/analyze';
+      const res = await postJson(url, body, 180000);
+      if (res.status < 200 || res.status >= 300) throw new Error(describeProblem(res.status, res.text));
+      let answer;
+      try {
+        answer = JSON.parse(res.text);
+      } catch (_) {
+        throw new Error(`the service answered HTTP ${res.status} with something that is not JSON`);
+      }
+      if (!answer || !answer.summary) throw new Error('the service answered without a "summary"');
+      state.lastReview = answer.summary;
+      ui.showReview(answer.summary);
+      const again = currentRecord();
+      if (again.started === r.started) {
+        again.reviewed = true;
+        saveRecord(again);
+      }
+      const s = answer.summary;
+      setStatus(`review: ${s.graded} moves, accuracy ${pct(s.accuracy)}${s.complete ? '' : ' (cut short by the service)'}`, 'done');
+    } catch (e) {
+      setStatus(`review failed: ${e && e.message ? e.message : e}`, 'error');
+    } finally {
+      state.reviewing = false;
+    }
+  }
+
+  const pct = (x) => (typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '\u2014');
+
+  /** The record as a POST /analyze body, on the clipboard (for the playground's review). */
+  async function copyRecord() {
+    const r = currentRecord();
+    const body = { moves: recordMoves(r) };
+    if (!r.contiguous) body.contiguous = false;
+    const text = JSON.stringify(body);
+    try {
+      await navigator.clipboard.writeText(text);
+      setStatus(`record copied: ${recordLength(r)} moves (paste it into the playground's review)`);
+    } catch (_) {
+      setStatus('the browser refused the clipboard: the record is in localStorage["advisor2048.record"]', 'error');
+    }
+    return text;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
   // State, auto-play loop, hint
 
   const settings = loadSettings();
@@ -326,6 +528,8 @@
     lastStatus: '',
     log: [], // {board, advised, pressed, keyMethod, score, transport}
     statusHistory: [],
+    reviewing: false,
+    lastReview: null, // the summary of the last POST /analyze
   };
 
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -543,6 +747,17 @@
   .status.error { background: #fde2dd; color: #8a1f11; }
   .status.done { background: #e3f1df; }
   .muted { color: #888; font-size: 11px; }
+  .review { margin-top: 6px; border-top: 1px solid #ddd; padding-top: 4px; }
+  .review .acc { font-size: 14px; font-weight: 600; }
+  .worst { display: flex; gap: 8px; align-items: center; margin: 5px 0; }
+  .mini { display: grid; grid-template-columns: repeat(4, 20px); gap: 2px; padding: 2px; background: #bbada0;
+          border-radius: 3px; flex: 0 0 auto; }
+  .mini span { height: 20px; border-radius: 2px; background: #cdc1b4; font-size: 8px; line-height: 20px;
+               text-align: center; color: #776e65; overflow: hidden; }
+  .mini span.t { background: #eee4da; } .mini span.t8 { background: #f2b179; color: #fff; }
+  .mini span.t64 { background: #f65e3b; color: #fff; } .mini span.t512 { background: #edc850; color: #fff; }
+  .mini span.tbig { background: #3c3a32; color: #fff; }
+  .grade-blunder { color: #b3261e; } .grade-mistake { color: #c0620c; } .grade-inaccuracy { color: #8a7300; }
   .hidden { display: none; }
 </style>
 <div class="panel">
@@ -552,7 +767,8 @@
     <div class="row">
       <button data-act="toggle" title="Alt+Shift+A">Start</button>
       <button class="secondary" data-act="hint" title="Alt+Shift+H">Hint</button>
-      <span class="muted">Alt+Shift+A / H</span>
+      <button class="secondary" data-act="review" title="Alt+Shift+R: send this game's record to POST /analyze">Review</button>
+      <span class="muted">Alt+Shift+A / H / R</span>
     </div>
     <div class="row"><label>service</label><input data-set="serviceUrl" spellcheck="false"></div>
     <div class="row"><label>profile</label>
@@ -566,6 +782,9 @@
     <div data-out="bars"></div>
     <div data-out="heuristic"></div>
     <div class="status" data-out="status">ready (${transportName()})</div>
+    <div class="row muted"><span data-out="record">record: 0 moves</span>
+      <button class="secondary" data-act="copy-record" title="the record as a POST /analyze body, for the playground">copy</button></div>
+    <div class="review hidden" data-out="review"></div>
   </div>
 </div>`;
     const $ = (sel) => root.querySelector(sel);
@@ -603,6 +822,8 @@
       const act = e.target && e.target.dataset ? e.target.dataset.act : null;
       if (act === 'toggle') toggle();
       else if (act === 'hint') hint();
+      else if (act === 'review') review();
+      else if (act === 'copy-record') copyRecord();
       else if (act === 'collapse') panelBody.classList.toggle('hidden');
     });
 
@@ -654,6 +875,45 @@
         <tr><td><b>total</b></td><td></td><td></td><td><b>${fmt(h.total)}</b></td></tr></table>`;
     }
 
+    function miniBoard(rows) {
+      return `<div class="mini">${rows
+        .flat()
+        .map((v) => {
+          const cls = v === 0 ? '' : v <= 4 ? 't' : v <= 32 ? 't8' : v <= 256 ? 't64' : v <= 2048 ? 't512' : 'tbig';
+          return `<span class="${cls}">${v || ''}</span>`;
+        })
+        .join('')}</div>`;
+    }
+
+    function showRecord(r) {
+      const n = r.moves.length / 17;
+      $('[data-out=record]').textContent =
+        `record: ${n} move${n === 1 ? '' : 's'}${r.contiguous ? '' : ' (with gaps)'}${r.over ? ', game over' : ''}`;
+    }
+
+    /** The accuracy and the three worst moves of an /analyze summary. */
+    function showReview(sm) {
+      const el = $('[data-out=review]');
+      el.classList.remove('hidden');
+      const g = sm.grades || {};
+      const worst = (sm.worst || []).slice(0, REVIEW_WORST);
+      el.innerHTML = `<div class="acc" data-out="accuracy">accuracy ${pct(sm.accuracy)}
+          <span class="muted">weighted ${pct(sm.weighted_accuracy)}</span></div>
+        <div class="muted">${sm.graded} of ${sm.moves} moves graded (${esc(sm.profile)}, depth ${sm.target_depth}):
+          ${g.best || 0} best, ${g.good || 0} good, ${g.inaccuracy || 0} inaccuracies, ${g.mistake || 0} mistakes,
+          ${g.blunder || 0} blunders</div>
+        ${worst.length ? '<div><b>worst moves</b></div>' : '<div>no move lost anything</div>'}
+        ${worst
+          .map(
+            (w) => `<div class="worst" data-index="${w.index}" data-played="${esc(w.played)}" data-best="${esc(w.best)}">
+              ${miniBoard(w.board)}
+              <div>move ${w.index + 1}: <span class="grade-${esc(w.grade)}">${esc(w.grade)}</span><br>
+                played ${ARROWS[w.played] || ''} ${esc(w.played)}, best ${ARROWS[w.best] || ''} ${esc(w.best)}<br>
+                <span class="muted">loss ${fmt(w.loss)} (${pct(w.relative_loss)})</span></div></div>`,
+          )
+          .join('')}`;
+    }
+
     function status(text, kind) {
       const el = $('[data-out=status]');
       el.textContent = text;
@@ -668,7 +928,7 @@
       if (!host.isConnected) (document.body || document.documentElement).appendChild(host);
     }
 
-    return { showAnswer, status, refresh, mount };
+    return { showAnswer, showRecord, showReview, status, refresh, mount };
   })();
 
   function onShortcut(e) {
@@ -679,6 +939,9 @@
     } else if (e.code === 'KeyH') {
       e.preventDefault();
       hint();
+    } else if (e.code === 'KeyR') {
+      e.preventDefault();
+      review();
     }
   }
 
@@ -689,6 +952,12 @@
   function init() {
     ui.mount();
     document.addEventListener('keydown', onShortcut, true);
+    window.addEventListener('keydown', beforeKey, true);
+    window.addEventListener('keydown', afterKey, false);
+    const r = currentRecord();
+    ui.showRecord(r);
+    // A game that ended before its review came back (the page was reloaded): review it now.
+    if (r.over && !r.reviewed && recordLength(r) > 0) review('last game');
     window.addEventListener('hashchange', () => {
       if (autoplayRequested()) start();
     });
@@ -704,6 +973,13 @@
     start,
     stop: () => stop('stopped'),
     hint,
+    review,
+    copyRecord,
+    record: () => recordMoves(currentRecord()),
+    recordInfo: () => {
+      const r = currentRecord();
+      return { moves: recordLength(r), contiguous: r.contiguous, over: r.over, reviewed: r.reviewed, started: r.started };
+    },
     transport: transportName,
     readBoard: () => {
       const r = findReader();
