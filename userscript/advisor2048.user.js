@@ -1,8 +1,8 @@
 // ==UserScript==
 // @name         advisor2048
 // @namespace    advisor2048
-// @version      0.1.0
-// @description  Plays 2048 for you, or hints, with moves from a local advisor2048 service (expectimax, explained)
+// @version      0.2.0
+// @description  Plays 2048 for you, or hints, and reviews your games, with a local advisor2048 service (expectimax, explained)
 // @license      MIT
 // @match        https://gabrielecirulli.github.io/2048/*
 // @match        https://play2048.co/*
@@ -40,7 +40,7 @@
 (function () {
   'use strict';
 
-  const VERSION = '0.1.0';
+  const VERSION = '0.2.0';
   const DIRECTIONS = ['up', 'down', 'left', 'right'];
   const ARROWS = { up: '\u2191', down: '\u2193', left: '\u2190', right: '\u2192' };
   // The classic game maps event.which: 38 up, 40 down, 37 left, 39 right.

@@ -142,6 +142,19 @@ test('review of a game played by hand: the record survives a reload, skips keys 
     assert.equal(direct.grades.best, MOVES - 3);
     assert.equal(await page.locator('#advisor2048-panel .worst .mini span').count(), 3 * 16, 'three boards shown');
     assert.equal((await page.evaluate(() => window.__advisor2048.recordInfo())).reviewed, true);
+
+    // "copy" gives the record as a POST /analyze body; the playground reviews it and opens at the same worst move.
+    const copied = await page.evaluate(() => window.__advisor2048.copyRecord());
+    assert.deepEqual(JSON.parse(copied), { moves: expected });
+    const playground = await b.context.newPage();
+    await playground.goto(`${service}/`);
+    await playground.selectOption('#profile', 'classic');
+    await playground.fill('#depth', '2');
+    await playground.fill('#record', copied);
+    await playground.click('#review');
+    await playground.waitForFunction(() => /^move \d+ of 45$/.test(document.getElementById('step-label').textContent));
+    assert.equal(await playground.textContent('#step-label'), `move ${shown[0].index + 1} of 45`);
+    assert.deepEqual(JSON.parse(await playground.textContent('#as-rows')), expected[shown[0].index].board);
     assert.deepEqual(b.errors, [], 'page errors');
   } finally {
     await b.close();
