@@ -31,11 +31,11 @@
 // address with `#advisor-autoplay` starts auto-play by itself. Settings (service URL, search, delay) are remembered in
 // the page's localStorage.
 //
-// Game review: every move that changes the board, by hand or by auto-play, is added to the game's record (the board
-// before the move, as the game itself saved it, and the direction of the key) in the page's localStorage, so a reload
-// in the middle of a game loses nothing; a key that moves nothing is not a move and is not recorded. At game over (or
-// on Review) the record goes to `POST /analyze` and the panel shows the accuracy and the three worst moves. A new
-// game starts a new record; a record with moves this script did not see is sent as `"contiguous": false`.
+// Game review: every move that changes the board, by hand (keys or swipes) or by auto-play, is added to the game's
+// record (the board before the move, as the game itself saved it, and the direction) in the page's localStorage, so a
+// reload in the middle of a game loses nothing; a key or swipe that moves nothing is not a move and is not recorded.
+// At game over (or on Review) the record goes to `POST /analyze` and the panel shows the accuracy and the three worst
+// moves. A new game starts a new record; a record with moves this script did not see goes as `"contiguous": false`.
 
 (function () {
   'use strict';
@@ -439,7 +439,35 @@
   function afterKey() {
     const p = pendingMove;
     pendingMove = null;
-    if (!p) return;
+    if (p) settleMove(p);
+  }
+
+  // A swipe on the board moves the game the way the game itself reads it (its touchend listener on the board, then
+  // ours on window): the longer of the two distances, more than 10 px, gives the direction.
+  let pendingSwipe = null;
+
+  function beforeSwipe(e) {
+    pendingSwipe = null;
+    if (!e.touches || e.touches.length !== 1 || !e.target || !e.target.closest || !e.target.closest('.game-container')) return;
+    const reader = findReader();
+    if (!reader || !reader.savedGame) return;
+    const before = reader.savedGame();
+    if (before && !before.over) pendingSwipe = { x: e.touches[0].clientX, y: e.touches[0].clientY, before, reader };
+  }
+
+  function afterSwipe(e) {
+    const p = pendingSwipe;
+    if (!p || (e.touches && e.touches.length > 0) || !e.changedTouches || !e.changedTouches.length) return;
+    pendingSwipe = null;
+    const dx = e.changedTouches[0].clientX - p.x;
+    const dy = e.changedTouches[0].clientY - p.y;
+    if (Math.max(Math.abs(dx), Math.abs(dy)) <= 10) return;
+    const direction = Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? 'right' : 'left') : dy > 0 ? 'down' : 'up';
+    settleMove({ direction, before: p.before, reader: p.reader });
+  }
+
+  /** After the game handled a key or a swipe: record it if the board changed. */
+  function settleMove(p) {
     const after = p.reader.savedGame();
     // The game clears its saved state when a move ends it; a key that moved nothing leaves the state as it was.
     if (after === null) {
@@ -954,6 +982,8 @@
     document.addEventListener('keydown', onShortcut, true);
     window.addEventListener('keydown', beforeKey, true);
     window.addEventListener('keydown', afterKey, false);
+    window.addEventListener('touchstart', beforeSwipe, { capture: true, passive: true });
+    window.addEventListener('touchend', afterSwipe, { capture: false, passive: true });
     const r = currentRecord();
     ui.showRecord(r);
     // A game that ended before its review came back (the page was reloaded): review it now.

@@ -42,6 +42,19 @@ async function injectUserscript(page) {
   await page.waitForFunction(() => window.__advisor2048 !== undefined);
 }
 
+/** A real swipe on the board (touch events through the DevTools protocol, touch emulation on). */
+async function swipe(page, cdp, direction) {
+  await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+  const box = await page.locator('.game-container').boundingBox();
+  const x = box.x + box.width / 2;
+  const y = box.y + box.height / 2;
+  const [dx, dy] = { up: [0, -120], down: [0, 120], left: [-120, 0], right: [120, 0] }[direction];
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x + dx / 2, y: y + dy / 2 }] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x + dx, y: y + dy }] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+}
+
 /** The worst moves the panel shows: [{index, played, best}]. */
 const panelWorst = (page) =>
   page.$$eval('#advisor2048-panel [data-out=review] .worst', (els) =>
@@ -70,6 +83,7 @@ test('review of a game played by hand: the record survives a reload, skips keys 
     const { page } = b;
     await lib.prepareGamePage(page, Object.assign({ serviceUrl: service }, SETTINGS), 29);
     await lib.loadGameWithUserscript(page, game.url);
+    const cdp = await b.context.newCDPSession(page);
 
     const MOVES = 45;
     const BAD = new Set([12, 26, 38]); // at these moves the test plays the legal direction the search values least
@@ -107,8 +121,10 @@ test('review of a game played by hand: the record survives a reload, skips keys 
         BAD.delete(expected.length); // a forced move cannot be bad: the next one will be
         BAD.add(expected.length + 1);
       }
-      // Every fourth move by WASD: the record reads the game's whole key map.
-      await page.keyboard.press(expected.length % 4 === 3 ? WASD_KEYS[direction] : ARROW_KEYS[direction]);
+      // Arrows, WASD and swipes: the record reads every way the game takes a move.
+      const way = expected.length % 4;
+      if (way === 1) await swipe(page, cdp, direction);
+      else await page.keyboard.press(way === 3 ? WASD_KEYS[direction] : ARROW_KEYS[direction]);
       await lib.waitUntil(async () => JSON.stringify(await savedRows(page)) !== JSON.stringify(board), 5_000, 20);
       expected.push({ board, direction });
     }
@@ -125,7 +141,7 @@ test('review of a game played by hand: the record survives a reload, skips keys 
 
     // The Review button sends the record; the same record graded directly is the reference.
     await page.locator('#advisor2048-panel [data-act=review]').click();
-    await lib.waitUntil(async () => /^review/.test(await lib.panelStatus(page)), 60_000);
+    await lib.waitUntil(async () => /^review(:| failed)/.test(await lib.panelStatus(page)), 60_000);
     const status = await lib.panelStatus(page);
     assert.match(status, /^review: 45 moves, accuracy/, status);
     const direct = (await post('/analyze', Object.assign({ moves: expected }, SEARCH))).summary;
@@ -233,6 +249,43 @@ test('auto-play is recorded too: every key the userscript pressed, with the boar
     // Auto-play follows the search: reviewed with the same settings, every move is best.
     const review = (await post('/analyze', Object.assign({ moves: record }, SEARCH))).summary;
     assert.equal(review.grades.best, log.length, JSON.stringify(review.worst));
+    assert.deepEqual(b.errors, [], 'page errors');
+  } finally {
+    await b.close();
+  }
+});
+
+test('a game that ended before its review came back (the page was reloaded) is reviewed when the script starts', {
+  timeout: 60_000,
+}, async () => {
+  const service = lib.advisorUrl();
+  const b = await lib.openBrowser();
+  try {
+    const { page } = b;
+    // The stored record of a finished, unreviewed game: one move, left, from the board below (base-36 exponents).
+    const record = { v: 1, started: 'earlier', moves: '1212212112145622l', last: null, over: true, contiguous: true, reviewed: false };
+    await page.addInitScript((r) => {
+      if (!sessionStorage.getItem('advisor2048.test.record')) {
+        sessionStorage.setItem('advisor2048.test.record', '1');
+        localStorage.setItem('advisor2048.record', r);
+      }
+    }, JSON.stringify(record));
+    await lib.prepareGamePage(page, Object.assign({ serviceUrl: service }, SETTINGS));
+    const reviews = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && req.url() === `${service}/analyze`) reviews.push(req.postDataJSON());
+    });
+    await lib.loadGameWithUserscript(page, game.url);
+    await lib.waitUntil(async () => /^review: /.test(await lib.panelStatus(page)), 30_000);
+    assert.deepEqual(reviews.map((r) => r.moves), [[{ board: [[2, 4, 2, 4], [4, 2, 4, 2], [2, 4, 2, 16], [32, 64, 4, 4]], direction: 'left' }]]);
+    assert.equal((await page.evaluate(() => window.__advisor2048.recordInfo())).reviewed, true);
+    // Reviewed once: a reload does not send it again.
+    await page.reload();
+    await page.waitForSelector('.tile-container .tile');
+    await page.addScriptTag({ path: lib.USERSCRIPT });
+    await page.waitForFunction(() => window.__advisor2048 !== undefined);
+    await sleep(500);
+    assert.equal(reviews.length, 1);
     assert.deepEqual(b.errors, [], 'page errors');
   } finally {
     await b.close();
