@@ -517,7 +517,7 @@
         saveRecord(again);
       }
       const s = answer.summary;
-      setStatus(`review: ${s.graded} moves, accuracy ${pct(s.accuracy)}${s.complete ? '' : ' (cut short by the service)'}`, 'done');
+      setStatus(`review: ${s.graded} move${s.graded === 1 ? '' : 's'}, accuracy ${pct(s.accuracy)}${s.complete ? '' : ' (cut short by the service)'}`, 'done');
     } catch (e) {
       setStatus(`review failed: ${e && e.message ? e.message : e}`, 'error');
     } finally {
