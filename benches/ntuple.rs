@@ -1,5 +1,6 @@
 //! The learned evaluator: evaluations per second of a 4x6 n-tuple network on the fixed positions of
-//! `benches/positions.txt`, search nodes per second with it (profile `learned`) at 3 and 5 plies, one thread, and
+//! `benches/positions.txt`, search nodes per second with it (profile `learned`) at 3 and 5 plies, one thread,
+//! greedy self-play moves per second (1 ply, one thread, 4 seeded games of at most 5,000 moves), and
 //! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the
 //! shipped one), else a 4x6 network of seeded random weights (the same memory traffic; other search trees).
 
@@ -13,6 +14,7 @@ use advisor2048::engine::{Board, Tiles};
 use advisor2048::eval::ntuple::{file, Network, Shape};
 use advisor2048::eval::{AnyEvaluator, Evaluator, NTupleEvaluator};
 use advisor2048::search::{search, Depth, Profile, SearchSettings, StopHandle};
+use advisor2048::sim::{simulate, SimConfig};
 use advisor2048::train::{StartPolicy, StartSource, TrainConfig, Trainer};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -76,6 +78,29 @@ fn ntuple(c: &mut Criterion) {
             nodes as f64 / secs
         );
     }
+    // Greedy self-play, as `advisor2048 simulate --depth 1 --threads 1` plays it: moves per second of the whole
+    // per-move path (search, move, spawn, records), fixed seed and games.
+    let greedy = SimConfig {
+        max_moves: Some(5000),
+        ..SimConfig::new(
+            4,
+            1,
+            SearchSettings {
+                depth: Depth::Plies(1),
+                ..Profile::Learned.settings()
+            },
+            eval.clone(),
+        )
+    };
+    let moves: u64 = simulate(&greedy, &StopHandle::new(), |_| {})
+        .games
+        .iter()
+        .map(|g| g.moves)
+        .sum();
+    group.throughput(Throughput::Elements(moves));
+    group.bench_function("learned/greedy self-play moves", |b| {
+        b.iter(|| black_box(simulate(black_box(&greedy), &StopHandle::new(), |_| {})))
+    });
     group.finish();
 
     memory_ceiling();

@@ -658,3 +658,30 @@ fn training_continues_from_a_shipped_file_with_its_values_and_new_state() {
     assert!(!plain.tables().has_coherence());
     assert_eq!(plain.tables().bytes(), 4 * shape.weight_count());
 }
+
+/// The four boards valued together (lookups prefetched first) get the values of one board at a time, bit for bit,
+/// for the compile-time sets (4x6, 8x6, with stages), shapes grouped at load, and f32 and f16 weights.
+#[test]
+fn four_boards_at_once_are_valued_as_one_at_a_time() {
+    let mut nets: Vec<Network> = small_networks().to_vec();
+    nets.push(network_4x6().clone());
+    nets.push(random_network(Shape::named("8x6", vec![0, 14]).unwrap(), 3));
+    let half = network_4x6()
+        .weights()
+        .iter()
+        .map(|&w| half::f16::from_f32(w / 64.0).to_bits())
+        .collect();
+    nets.push(Network::from_f16(Shape::named("4x6", vec![0]).unwrap(), half, 64.0).unwrap());
+    let mut rng = Rng::new(31);
+    for net in &nets {
+        for _ in 0..500 {
+            let boards: [Option<(Board, Board)>; 4] = std::array::from_fn(|_| {
+                let b = Board(rng.next_u64());
+                (rng.below(5) != 0).then(|| (b, b.transpose()))
+            });
+            let one_by_one = boards.map(|b| b.map(|(b, t)| net.value(b, t).to_bits()));
+            let together = net.values_of_four(boards).map(|v| v.map(f64::to_bits));
+            assert_eq!(together, one_by_one, "{:?}", net.shape());
+        }
+    }
+}

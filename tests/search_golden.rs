@@ -231,3 +231,37 @@ proptest! {
         }
     }
 }
+
+/// Transposition tables outlive the threads that searched with them and are reused: searches on threads that come
+/// and go (as the server's blocking pool's do) leave at most the number of CPUs of spare tables, whatever the
+/// number of threads that ran them.
+#[test]
+fn transposition_tables_are_kept_and_reused_not_allocated_per_thread() {
+    let limit = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let tiles = Tiles::from_hex("0000000000000112").unwrap();
+    let settings = SearchSettings {
+        depth: Depth::Plies(3),
+        threads: 2,
+        ..Profile::Tuned.settings()
+    };
+    let eval = EvaluatorKind::Tuned.default_evaluator().unwrap();
+    let expected = search(&tiles, &eval, &settings, &StopHandle::new());
+    for _ in 0..20 {
+        let outcome = std::thread::spawn({
+            let (eval, settings) = (eval.clone(), settings.clone());
+            move || search(&tiles, &eval, &settings, &StopHandle::new())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(outcome.values, expected.values);
+        let (spares, bytes) = advisor2048::search::spare_tables();
+        assert!(spares <= limit, "{spares} spare tables (limit {limit})");
+        assert!(bytes <= (limit as u64 * 16) << advisor2048::search::DEFAULT_TT_BITS);
+    }
+    // A 1-ply search takes no table.
+    let greedy = SearchSettings {
+        depth: Depth::Plies(1),
+        ..settings
+    };
+    assert_eq!(search(&tiles, &eval, &greedy, &StopHandle::new()).stats.tt_used, 0);
+}

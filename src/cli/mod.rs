@@ -476,6 +476,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let start = std::time::Instant::now();
     advisor2048::search::warm_up();
+    // At most this many threads search at once: their transposition tables are kept and reused, never freed.
+    advisor2048::search::keep_spare_tables(config.max_searches);
     tracing::debug!(ms = start.elapsed().as_secs_f64() * 1e3, "tables built");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {

@@ -83,6 +83,13 @@ pub trait Evaluator: Send + Sync {
     }
     /// h(board) when the caller already has `board.transpose()` (the search often does).
     fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64;
+    /// h of up to four boards at once, each given with its transpose (the boards after a position's four moves;
+    /// `None` for an illegal one): the values of [`Evaluator::evaluate_with_transpose`], bit for bit. An evaluator
+    /// whose lookups miss the cache overrides it to start every load before it sums any.
+    #[inline]
+    fn evaluate_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
+        boards.map(|b| b.map(|(board, transposed)| self.evaluate_with_transpose(board, transposed)))
+    }
     /// h(board) on any legal board, exactly (tiles up to 131072). No allocation.
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
     /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
@@ -303,6 +310,14 @@ impl Evaluator for AnyEvaluator {
             AnyEvaluator::Classic(e) => e.evaluate_with_transpose(board, transposed),
             AnyEvaluator::Tuned(e) => e.evaluate_with_transpose(board, transposed),
             AnyEvaluator::NTuple(e) => e.evaluate_with_transpose(board, transposed),
+        }
+    }
+    #[inline]
+    fn evaluate_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
+        match self {
+            AnyEvaluator::Classic(e) => e.evaluate_four(boards),
+            AnyEvaluator::Tuned(e) => e.evaluate_four(boards),
+            AnyEvaluator::NTuple(e) => e.evaluate_four(boards),
         }
     }
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {

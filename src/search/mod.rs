@@ -18,8 +18,9 @@
 //! # Transposition table
 //! Chance-node values keyed by the board, with the plies left when computed; reused at a node with the same or fewer
 //! plies left. One table generation per root direction, so a direction's value never depends on which other
-//! directions were searched first, and `threads` cannot change a result. Tables are fixed-size, allocated once per
-//! thread and reused.
+//! directions were searched first, and `threads` cannot change a result. Tables are fixed-size and reused: a search
+//! takes a spare one per thread it runs on and gives it back ([`keep_spare_tables`]), so a process allocates as
+//! many as it ever ran searching threads at once, whichever threads those were. A 1-ply search uses none.
 //!
 //! # Time, limits and cancellation
 //! Without a time budget the search runs the requested depth once. With a budget it deepens iteratively over odd
@@ -39,8 +40,8 @@ pub mod reference;
 mod stop;
 mod tt;
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use params::{auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, SearchSettings, Terminal};
@@ -49,7 +50,7 @@ pub use stop::{StopHandle, StopOnDrop};
 pub use tt::TranspositionTable;
 
 use crate::engine::rng::{derive_seed, Rng};
-use crate::engine::{Direction, Tiles};
+use crate::engine::{Board, Direction, Tiles};
 use crate::eval::{AnyEvaluator, Evaluator};
 use expectimax::{Ctx, Position};
 
@@ -110,21 +111,57 @@ impl SearchOutcome {
     }
 }
 
-thread_local! {
-    /// This thread's transposition table, reused by every search that runs here.
-    static TABLE: RefCell<Option<TranspositionTable>> = const { RefCell::new(None) };
+/// Transposition tables no search is using, kept for the next ones: a search takes one per thread it runs on and
+/// gives it back when done, so a process holds as many tables as it ever ran searching threads at once, whichever
+/// threads those were. (A table per thread, as before, was allocated anew for every thread the server's blocking
+/// pool started and freed when the thread ended: under steady load the allocator kept some of those 2 MiB blocks
+/// in its per-thread arenas, and resident memory climbed in steps.)
+static SPARE_TABLES: Mutex<Vec<TranspositionTable>> = Mutex::new(Vec::new());
+
+/// The most spare tables kept (0: the number of CPUs); see [`keep_spare_tables`].
+static SPARE_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Keeps up to `n` transposition tables for reuse when searches end (default: the number of CPUs). A server that
+/// runs up to `n` searching threads at once sets it to `n`, so that its tables are allocated once and then reused.
+pub fn keep_spare_tables(n: usize) {
+    SPARE_LIMIT.store(n.max(1), Ordering::Relaxed);
 }
 
-/// Runs `f` with this thread's table of 2^bits entries (allocated on first use or when the size changes).
+fn spare_limit() -> usize {
+    match SPARE_LIMIT.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
+/// Runs `f` with a table of 2^bits entries: a spare one of that size, or a new one; kept for reuse afterwards.
 fn with_table<R>(bits: Option<u8>, f: impl FnOnce(Option<&mut TranspositionTable>) -> R) -> R {
-    let Some(bits) = bits else { return f(None) };
-    TABLE.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|t| t.bits() != bits.clamp(4, 30)) {
-            *slot = Some(TranspositionTable::new(bits));
-        }
-        f(slot.as_mut())
-    })
+    let Some(bits) = bits.map(|b| b.clamp(4, 30)) else {
+        return f(None);
+    };
+    let spare = {
+        let mut spares = SPARE_TABLES.lock().unwrap_or_else(|e| e.into_inner());
+        let found = spares.iter().rposition(|t| t.bits() == bits);
+        found.map(|i| spares.swap_remove(i))
+    };
+    let mut table = spare.unwrap_or_else(|| TranspositionTable::new(bits));
+    let result = f(Some(&mut table));
+    let mut spares = SPARE_TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    if spares.len() < spare_limit() {
+        spares.push(table);
+    } else if let Some(other) = spares.iter().position(|t| t.bits() != bits) {
+        // Full of tables of another size (a caller changed `tt_bits`): the newest size replaces one of them.
+        let old = std::mem::replace(&mut spares[other], table);
+        drop(spares);
+        drop(old);
+    }
+    result
+}
+
+/// How many spare transposition tables are kept now, and their bytes (for tests and metrics).
+pub fn spare_tables() -> (usize, u64) {
+    let spares = SPARE_TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    (spares.len(), spares.iter().map(TranspositionTable::bytes).sum())
 }
 
 /// Searches `tiles` with `evaluator` under `settings`, until done, out of budget, or stopped through `stop`.
@@ -140,10 +177,38 @@ fn with_table<R>(bits: Option<u8>, f: impl FnOnce(Option<&mut TranspositionTable
 /// assert_eq!(outcome.best, Some(Direction::Right));
 /// ```
 pub fn search(tiles: &Tiles, evaluator: &AnyEvaluator, settings: &SearchSettings, stop: &StopHandle) -> SearchOutcome {
+    search_timed(tiles, evaluator, settings, stop, Timing::Measured)
+}
+
+/// [`search`] for self-play, which has no use for each search's own duration: `stats.elapsed` is left at zero
+/// unless a time budget needs the clock anyway (two clock reads are a tenth of a greedy move).
+pub(crate) fn search_untimed(
+    tiles: &Tiles,
+    evaluator: &AnyEvaluator,
+    settings: &SearchSettings,
+    stop: &StopHandle,
+) -> SearchOutcome {
+    search_timed(tiles, evaluator, settings, stop, Timing::Skipped)
+}
+
+/// Whether a search reads the clock for its `stats.elapsed`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    Measured,
+    Skipped,
+}
+
+fn search_timed(
+    tiles: &Tiles,
+    evaluator: &AnyEvaluator,
+    settings: &SearchSettings,
+    stop: &StopHandle,
+    timing: Timing,
+) -> SearchOutcome {
     match evaluator {
-        AnyEvaluator::Classic(e) => search_with(tiles, e, settings, stop),
-        AnyEvaluator::Tuned(e) => search_with(tiles, e, settings, stop),
-        AnyEvaluator::NTuple(e) => search_with(tiles, e, settings, stop),
+        AnyEvaluator::Classic(e) => search_with(tiles, e, settings, stop, timing),
+        AnyEvaluator::Tuned(e) => search_with(tiles, e, settings, stop, timing),
+        AnyEvaluator::NTuple(e) => search_with(tiles, e, settings, stop, timing),
     }
 }
 
@@ -158,22 +223,41 @@ struct RootResult {
     aborted: bool,
 }
 
-fn search_with<E: Evaluator>(tiles: &Tiles, eval: &E, settings: &SearchSettings, stop: &StopHandle) -> SearchOutcome {
-    let start = Instant::now();
+fn search_with<E: Evaluator>(
+    tiles: &Tiles,
+    eval: &E,
+    settings: &SearchSettings,
+    stop: &StopHandle,
+    timing: Timing,
+) -> SearchOutcome {
+    let start = (timing == Timing::Measured || settings.time_budget.is_some()).then(Instant::now);
+    let elapsed = || start.map_or(Duration::ZERO, |s| s.elapsed());
     let mut target = settings.depth.plies_for(tiles).clamp(1, MAX_DEPTH);
     if eval.afterstate_values() && target % 2 == 0 {
         // A learned value is the value of a board right after a move: leaves must be such boards (odd plies).
         target += 1;
     }
-    let budget_end = settings.time_budget.map(|b| start + b);
+    let budget_end = settings.time_budget.zip(start).map(|(b, start)| start + b);
     let deadline = match (budget_end, settings.stop_at) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let roots: [Option<(Tiles, u64)>; 4] = Direction::ALL.map(|d| tiles.play(d));
-    let rewards = roots.map(|r| r.map(|(_, reward)| reward));
     let spawn_layers = u64::from(target / 2);
-    let fast = tiles.to_board().filter(|_| tiles.tile_sum() + 4 * spawn_layers < 65536);
+    let fast = tiles.to_board().filter(|b| b.tile_sum() + 4 * spawn_layers < 65536);
+    // The four moves: on the fast board when it holds the position (no 65536 can appear), else exactly.
+    let fast_roots = fast.map(|board| {
+        board
+            .slide_all()
+            .map(|(after, reward)| (after != board).then_some((after, u64::from(reward))))
+    });
+    let roots: [Option<(Tiles, u64)>; 4] = match fast_roots {
+        Some(_) => [None; 4],
+        None => Direction::ALL.map(|d| tiles.play(d)),
+    };
+    let rewards = match fast_roots {
+        Some(moves) => moves.map(|m| m.map(|(_, reward)| reward)),
+        None => roots.map(|r| r.map(|(_, reward)| reward)),
+    };
 
     let mut outcome = SearchOutcome {
         values: [None; 4],
@@ -192,22 +276,22 @@ fn search_with<E: Evaluator>(tiles: &Tiles, eval: &E, settings: &SearchSettings,
         },
     };
     if outcome.game_over() {
-        outcome.stats.elapsed = start.elapsed();
+        outcome.stats.elapsed = elapsed();
         return outcome;
     }
 
-    let plan: Vec<u32> = match budget_end {
-        Some(_) => (1..target).step_by(2).chain(std::iter::once(target)).collect(),
-        None => vec![target],
-    };
+    if let (Some(moves), 1) = (fast_roots, target) {
+        greedy(moves, eval, settings, stop, &mut outcome);
+        outcome.best = choose(&outcome.values);
+        outcome.stats.elapsed = elapsed();
+        return outcome;
+    }
+    // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
+    let shallower = (1..target).step_by(2).filter(|_| budget_end.is_some());
     let shared_nodes = AtomicU64::new(0);
-    for depth in plan {
-        let results = match fast {
-            Some(board) => {
-                let roots =
-                    Direction::ALL.map(|d| board.play(d).ok().flatten().map(|m| (m.board, u64::from(m.reward))));
-                run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes)
-            }
+    for depth in shallower.chain(std::iter::once(target)) {
+        let results = match fast_roots {
+            Some(roots) => run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes),
             None => run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes),
         };
         let mut aborted = false;
@@ -227,8 +311,35 @@ fn search_with<E: Evaluator>(tiles: &Tiles, eval: &E, settings: &SearchSettings,
         outcome.stats.depth = depth;
     }
     outcome.best = choose(&outcome.values);
-    outcome.stats.elapsed = start.elapsed();
+    outcome.stats.elapsed = elapsed();
     outcome
+}
+
+/// A 1-ply search on the fast board: each legal move's `reward_weight x reward + h(board after it)`, the four
+/// boards evaluated together ([`Evaluator::evaluate_four`]), with no transposition table and no allocation. The
+/// values and statistics are the ones the general recursion gives at 1 ply (which neither counts nodes below the
+/// root nor polls the clock), bit for bit.
+fn greedy<E: Evaluator>(
+    moves: [Option<(Board, u64)>; 4],
+    eval: &E,
+    settings: &SearchSettings,
+    stop: &StopHandle,
+    outcome: &mut SearchOutcome,
+) {
+    let values = eval.evaluate_four(moves.map(|m| m.map(|(after, _)| (after, after.transpose()))));
+    outcome.stats.nodes = 4;
+    // The recursion would have taken a table for each root move, and reports its size.
+    outcome.stats.tt_capacity = settings.tt_bits.map_or(0, |b| 1 << b.clamp(4, 30));
+    if stop.is_stopped() {
+        outcome.stats.truncated = true;
+        return;
+    }
+    for (slot, (value, m)) in outcome.values.iter_mut().zip(values.into_iter().zip(moves)) {
+        if let (Some(value), Some((_, reward))) = (value, m) {
+            *slot = Some(settings.reward_weight * reward as f64 + value);
+        }
+    }
+    outcome.stats.depth = 1;
 }
 
 /// The legal direction with the highest value; ties go to the first in [`Direction::ALL`].
@@ -254,7 +365,13 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
     deadline: Option<Instant>,
     shared_nodes: &AtomicU64,
 ) -> [Option<RootResult>; 4] {
-    let legal: Vec<usize> = (0..4).filter(|&i| roots[i].is_some()).collect();
+    let mut legal = [0usize; 4];
+    let mut count = 0;
+    for i in (0..4).filter(|&i| roots[i].is_some()) {
+        legal[count] = i;
+        count += 1;
+    }
+    let legal = &legal[..count];
     let threads = settings.threads.clamp(1, legal.len().max(1));
     let one = |i: usize| -> RootResult {
         let (after, reward) = roots[i].expect("only legal roots are searched");
@@ -280,7 +397,7 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
     };
     let mut out = [None; 4];
     if threads == 1 {
-        for &i in &legal {
+        for &i in legal {
             let r = one(i);
             let aborted = r.aborted;
             out[i] = Some(r);
@@ -312,7 +429,7 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
     }
     // A worker that panicked leaves its roots empty: report the iteration as cut short rather than wrong.
     if legal.iter().any(|&i| out[i].is_none()) {
-        for &i in &legal {
+        for &i in legal {
             out[i].get_or_insert(RootResult {
                 aborted: true,
                 ..RootResult::default()

@@ -1,4 +1,5 @@
-//! The transposition table: fixed size, allocated once per thread and reused, keyed by the board at chance nodes.
+//! The transposition table: fixed size, allocated once and reused by search after search, keyed by the board at
+//! chance nodes.
 //!
 //! An entry stores the plies that were left when its value was computed; it may be reused at a node with the same
 //! or fewer plies left. Entries are invalidated in O(1) by a generation stamp (one generation per root move), so no
@@ -41,6 +42,11 @@ impl TranspositionTable {
     /// log2 of the entry count.
     pub fn bits(&self) -> u8 {
         self.bits
+    }
+
+    /// Memory held, in bytes.
+    pub fn bytes(&self) -> u64 {
+        (self.entries.len() * std::mem::size_of::<Entry>()) as u64
     }
 
     /// Number of entries.

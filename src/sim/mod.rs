@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
-use crate::search::{search, Depth, SearchSettings, StopHandle};
+use crate::search::{search_untimed, Depth, SearchSettings, StopHandle};
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
 pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
@@ -265,8 +265,11 @@ fn play_in_run(
     let mut moves = 0u64;
     let mut reached = Vec::new();
     note_milestones(&mut reached, board.max_tile(), 0);
-    progress.best_tile.fetch_max(board.max_tile(), Ordering::Relaxed);
+    let mut max_tile = board.max_tile();
+    progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
     let mut trace = config.trace.then(Vec::new);
+    // Moves not yet added to `progress`: shared counters are touched every `PROGRESS_EVERY` moves, not every move.
+    let mut unreported = 0u64;
 
     let finished = loop {
         if config.max_moves.is_some_and(|m| moves >= m) {
@@ -276,14 +279,14 @@ fn play_in_run(
             break false;
         }
         // A board without a move ends its game whatever is left of the run's limits.
-        if board.is_game_over() {
+        if is_game_over(&board) {
             break true;
         }
         if !limits.take_move() {
             break false;
         }
         settings.seed = move_seed(seed, moves);
-        let outcome = search(&board, &config.evaluator, &settings, stop);
+        let outcome = search_untimed(&board, &config.evaluator, &settings, stop);
         if stop.is_stopped() || limits.past_deadline() {
             break false;
         }
@@ -294,7 +297,7 @@ fn play_in_run(
             Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
             None => fallback_move(&board, config, &settings, stop),
         };
-        let (after, reward) = board.play(direction).expect("the search chooses legal moves");
+        let (after, reward) = play_and_spawn(&board, direction, &mut rng);
         if let Some(trace) = trace.as_mut() {
             trace.push(TraceStep {
                 board,
@@ -305,12 +308,21 @@ fn play_in_run(
         }
         score += reward;
         moves += 1;
-        let max_tile = after.max_tile();
-        note_milestones(&mut reached, max_tile, moves);
-        board = after.spawn(&mut rng).expect("a legal move leaves an empty cell");
-        progress.moves.fetch_add(1, Ordering::Relaxed);
-        progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
+        // Read after the spawn: a spawned 2 or 4 can raise the largest tile only on a board of 2s, below every
+        // milestone, so the milestones are those of the board after the move.
+        if after.max_tile() > max_tile {
+            max_tile = after.max_tile();
+            note_milestones(&mut reached, max_tile, moves);
+            progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
+        }
+        board = after;
+        unreported += 1;
+        if unreported == PROGRESS_EVERY {
+            progress.moves.fetch_add(unreported, Ordering::Relaxed);
+            unreported = 0;
+        }
     };
+    progress.moves.fetch_add(unreported, Ordering::Relaxed);
 
     GameRecord {
         index,
@@ -328,6 +340,29 @@ fn play_in_run(
     }
 }
 
+/// Moves a game plays between two updates of the shared [`Progress`] counters.
+const PROGRESS_EVERY: u64 = 64;
+
+/// Whether `board` has no legal move, on the fast [`Board`] when it holds the position.
+fn is_game_over(board: &Tiles) -> bool {
+    match board.to_board() {
+        Some(b) => b.is_game_over(),
+        None => board.is_game_over(),
+    }
+}
+
+/// Plays the legal move `direction` and spawns a tile: on the fast [`Board`] when the board and the move fit it
+/// (every tile at most 32768 after the move), else on [`Tiles`]. Both draw the spawn from `rng` the same way, so the
+/// game is the same either way. Returns the board after the spawn and the move's reward.
+fn play_and_spawn(board: &Tiles, direction: Direction, rng: &mut Rng) -> (Tiles, u64) {
+    if let Some(Ok(Some(moved))) = board.to_board().map(|b| b.play(direction)) {
+        let after = moved.board.spawn(rng).expect("a legal move leaves an empty cell");
+        return (Tiles::from(after), u64::from(moved.reward));
+    }
+    let (after, reward) = board.play(direction).expect("the search chooses legal moves");
+    (after.spawn(rng).expect("a legal move leaves an empty cell"), reward)
+}
+
 /// The move when a search completed no iteration although moves are legal (a time budget or node limit too small
 /// for even one ply): a one-ply search without limits, which always completes.
 fn fallback_move(board: &Tiles, config: &SimConfig, settings: &SearchSettings, stop: &StopHandle) -> (Direction, f64) {
@@ -337,7 +372,7 @@ fn fallback_move(board: &Tiles, config: &SimConfig, settings: &SearchSettings, s
         node_limit: None,
         ..settings.clone()
     };
-    let outcome = search(board, &config.evaluator, &one_ply, stop);
+    let outcome = search_untimed(board, &config.evaluator, &one_ply, stop);
     match outcome.best {
         Some(d) => (d, outcome.values[d.index()].unwrap_or(f64::NAN)),
         // Only reachable if `stop` tripped in between; the caller checks it before the next search.

@@ -170,6 +170,21 @@ pub trait Lookups: Sync {
     fn per_stage(&self) -> usize;
 }
 
+impl<const T: usize> Fixed<T> {
+    /// The weight index of every lookup of `board` (given its transpose), by tuple then symmetry: the order of
+    /// [`Lookups::indices`], in an array of exactly the lookups' size (nothing to clear before it is filled).
+    #[inline(always)]
+    pub fn lookups(&self, board: Board, transposed: Board) -> [[u32; 8]; T] {
+        let base = self.stages.of(board.0) * self.stages.per_stage;
+        let syms = symmetries(board, transposed);
+        std::array::from_fn(|t| {
+            let at = base + self.set.offsets[t];
+            let tuple = &self.set.tuples[t];
+            syms.map(|b| (at + tuple.index(b) as usize) as u32)
+        })
+    }
+}
+
 impl<const T: usize> Lookups for Fixed<T> {
     #[inline(always)]
     fn indices(&self, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {

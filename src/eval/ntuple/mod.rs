@@ -504,7 +504,47 @@ impl Network {
         use index::Lookups as _;
         let mut idx = [0u32; MAX_LOOKUPS];
         let n = crate::with_lookups!(self.features.indexer(), l => l.indices(board, transposed, &mut idx));
-        let idx = &idx[..n];
+        self.sum(&idx[..n])
+    }
+
+    /// The values of up to four boards (each with its transpose; `None` is skipped), as [`Network::value`] gives
+    /// them one by one, bit for bit: every board's indices are computed and all their weights prefetched before
+    /// any is summed, so the loads of the four boards (over a hundred cache misses in a table of tens of megabytes)
+    /// overlap, as the trainer's greedy play does.
+    #[inline]
+    pub fn values_of_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
+        match self.features.indexer() {
+            index::Indexer::Four6(l) => self.values_of_four_fixed(l, boards),
+            index::Indexer::Eight6(l) => self.values_of_four_fixed(l, boards),
+            index::Indexer::Any(_) => boards.map(|b| b.map(|(board, transposed)| self.value(board, transposed))),
+        }
+    }
+
+    #[inline(always)]
+    fn values_of_four_fixed<const T: usize>(
+        &self,
+        lookups: &index::Fixed<T>,
+        boards: [Option<(Board, Board)>; 4],
+    ) -> [Option<f64>; 4] {
+        let idx = boards.map(|b| b.map(|(board, transposed)| lookups.lookups(board, transposed)));
+        for i in idx.iter().flatten() {
+            self.prefetch(i.as_flattened());
+        }
+        idx.map(|i| i.map(|i| self.sum(i.as_flattened())))
+    }
+
+    /// Starts loading the weights of the lookups `idx`.
+    #[inline(always)]
+    fn prefetch(&self, idx: &[u32]) {
+        match &self.weights {
+            Weights::F32(w) => idx.iter().filter_map(|&i| w.get(i as usize)).for_each(prefetch),
+            Weights::F16 { bits, .. } => idx.iter().filter_map(|&i| bits.get(i as usize)).for_each(prefetch),
+        }
+    }
+
+    /// The value whose lookups are `idx`: the weights summed in f32 in that order.
+    #[inline(always)]
+    fn sum(&self, idx: &[u32]) -> f64 {
         let mut sum = 0.0f32;
         match &self.weights {
             Weights::F32(w) => {
@@ -605,6 +645,11 @@ impl Evaluator for NTupleEvaluator {
     #[inline]
     fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64 {
         self.net.value(board, transposed)
+    }
+
+    #[inline]
+    fn evaluate_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
+        self.net.values_of_four(boards)
     }
 
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
