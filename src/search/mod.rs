@@ -129,7 +129,12 @@ pub fn keep_spare_tables(n: usize) {
 
 fn spare_limit() -> usize {
     match SPARE_LIMIT.load(Ordering::Relaxed) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => {
+            // Asked once: the answer reads files under /proc and /sys.
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let _ = SPARE_LIMIT.compare_exchange(0, cpus, Ordering::Relaxed, Ordering::Relaxed);
+            SPARE_LIMIT.load(Ordering::Relaxed)
+        }
         n => n,
     }
 }
