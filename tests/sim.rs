@@ -738,10 +738,13 @@ fn the_report_command_merges_chunks_played_with_first_game() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// (label, profile, depth, games, seed, max_moves).
+type SeededRun = (&'static str, Profile, u32, u64, u64, Option<u64>);
+
 /// The seeded runs whose games were saved in `tests/fixtures/seeded_games.jsonl` before self-play's per-move path was
 /// rewritten (issue 31): (label, profile, depth, games, seed, max_moves). Full greedy games with the built-in
 /// network, then capped games at 3 and 5 plies and with the heuristic evaluators.
-const SEEDED_RUNS: [(&str, Profile, u32, u64, u64, Option<u64>); 5] = [
+const SEEDED_RUNS: [SeededRun; 5] = [
     ("learned-1ply", Profile::Learned, 1, 4, 7, None),
     ("learned-3ply", Profile::Learned, 3, 2, 11, Some(300)),
     ("learned-5ply", Profile::Learned, 5, 1, 13, Some(30)),
