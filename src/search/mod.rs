@@ -29,7 +29,7 @@
 //! (and the node limit) are polled every 4096 nodes, a few microseconds of work.
 //!
 //! # Exactness for huge tiles
-//! The fast path runs on [`Board`](crate::engine::Board) (4-bit cells). It is used when every root tile fits a nibble and the tile sum plus
+//! The fast path runs on [`Board`] (4-bit cells). It is used when every root tile fits a nibble and the tile sum plus
 //! 4 per spawn layer stays below 65536, which proves no 65536 tile can appear inside the search. Otherwise the same
 //! recursion runs on [`Tiles`] (exact up to 131072, no transposition table, tens of times slower).
 
