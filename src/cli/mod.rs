@@ -236,7 +236,7 @@ impl ServeArgs {
 /// games in parallel, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// Named defaults: learned (evaluator ntuple, the network of --weights, depth 3, reward weight 1; leaves right
+    /// Named defaults: learned (evaluator ntuple, the network of --weights, depth 5, reward weight 1; leaves right
     /// after a move), tuned (evaluator tuned, depth auto) or classic (evaluator classic, depth 4, reward weight 1)
     /// [default: learned; tuned with --weights none].
     #[arg(long, value_name = "PROFILE")]
