@@ -52,11 +52,13 @@ impl Default for TrainConfig {
     }
 }
 
-/// The default [`TrainConfig::coherence_prior`] (1e9). Measured from the shipped network, 2 minutes of one thread
-/// with its own recipe (mid-game restarts, TD(0.5), TC alpha 1), rolling greedy mean against 235,455 for the
-/// network itself: prior 1e5 fell to 147,000, 1e7 to 220,000 (-6.5%), 1e9 stayed at 233,000-235,000
-/// (docs/training.md).
-pub const DEFAULT_COHERENCE_PRIOR: f32 = 1e9;
+/// The default [`TrainConfig::coherence_prior`] (1e7). Measured from the network trained with halving restarts,
+/// continued with its own recipe (docs/training.md, "Does a continued run learn?"): every prior from 1e7 to 1e9 kept
+/// the rolling greedy mean within its noise, but with 1e9 (and 1e8) the trained weights barely moved (`net diff`: a
+/// hundredth of a point in eight minutes), while with 1e7 the 3-ply 32768 rate rose from 13.7% to 19.7% within a
+/// billion moves. (From a network trained with another start policy every prior below 1e9 lost strength at first:
+/// changing the policy changes what the values mean.)
+pub const DEFAULT_COHERENCE_PRIOR: f32 = 1e7;
 
 impl TrainConfig {
     /// Every problem with the settings, each naming its setting (empty when the settings can run).
