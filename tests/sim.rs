@@ -781,13 +781,24 @@ fn fixture_line(label: &str, game: &GameRecord) -> serde_json::Value {
     })
 }
 
+/// The built-in network the `learned` fixtures were played with (`shipped::CHECKSUM` then).
+const FIXTURE_NETWORK: &str = "7b42f8a4e6a3dd1c";
+
 /// The same seeds give the same games as before the per-move path of self-play was made fast: every move, value
-/// and reward of the saved games. `ADVISOR_BLESS_FIXTURES=1` rewrites the file (only ever from the old code).
+/// and reward of the saved games. `ADVISOR_BLESS_FIXTURES=1` rewrites the file (only ever from code known to play
+/// the same games, e.g. right after shipping a new network, when the `learned` runs are skipped until the file is
+/// rewritten and `FIXTURE_NETWORK` updated).
 #[test]
 fn seeded_games_match_the_games_saved_before_the_fast_path() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeded_games.jsonl");
+    let bless = std::env::var_os("ADVISOR_BLESS_FIXTURES").is_some();
+    let same_network = advisor2048::eval::ntuple::shipped::CHECKSUM == FIXTURE_NETWORK;
     let mut lines = Vec::new();
     for (label, profile, depth, games, seed, max_moves) in SEEDED_RUNS {
+        if profile == Profile::Learned && !same_network && !bless {
+            println!("{label}: skipped, the built-in network is no longer {FIXTURE_NETWORK}");
+            continue;
+        }
         let cfg = SimConfig {
             max_moves,
             trace: true,
@@ -798,14 +809,18 @@ fn seeded_games_match_the_games_saved_before_the_fast_path() {
         assert_eq!(report.games.len() as u64, games);
         lines.extend(report.games.iter().map(|g| fixture_line(label, g)));
     }
-    if std::env::var_os("ADVISOR_BLESS_FIXTURES").is_some() {
+    if bless {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
         return;
     }
     let saved = std::fs::read_to_string(&path).expect("the fixture file");
-    let saved: Vec<serde_json::Value> = saved.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let saved: Vec<serde_json::Value> = saved
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| same_network || !l["run"].as_str().unwrap().starts_with("learned"))
+        .collect();
     assert_eq!(saved.len(), lines.len(), "games in {}", path.display());
     for (got, want) in lines.iter().zip(&saved) {
         assert_eq!(got, want, "run {} game {}", want["run"], want["record"]["index"]);
