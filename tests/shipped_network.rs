@@ -8,9 +8,10 @@ use advisor2048::eval::{AnyEvaluator, NTupleEvaluator};
 use advisor2048::search::{Depth, Profile, SearchSettings};
 use advisor2048::sim::{simulate, SimConfig};
 
-/// Well below the measured greedy mean of the shipped network over these 20 games (see docs/training.md), far above
+/// Well below the measured greedy mean of the shipped network over these 20 games (215,981; its mean over 1000 games:
+/// 174,202, docs/strength.md), far above
 /// what an untrained or scrambled network scores (a few thousand).
-const GREEDY_MEAN_FLOOR: f64 = 60_000.0;
+const GREEDY_MEAN_FLOOR: f64 = 100_000.0;
 
 #[test]
 fn the_shipped_network_is_the_file_its_checksum_names() {

@@ -784,21 +784,22 @@ fn fixture_line(label: &str, game: &GameRecord) -> serde_json::Value {
 /// The built-in network the `learned` fixtures were played with (`shipped::CHECKSUM` then).
 const FIXTURE_NETWORK: &str = "7b42f8a4e6a3dd1c";
 
-/// The same seeds give the same games as before the per-move path of self-play was made fast: every move, value
-/// and reward of the saved games. `ADVISOR_BLESS_FIXTURES=1` rewrites the file (only ever from code known to play
-/// the same games, e.g. right after shipping a new network, when the `learned` runs are skipped until the file is
-/// rewritten and `FIXTURE_NETWORK` updated).
+/// The same seeds give the same games as when the fixture file was written: every move, value and reward of the
+/// saved games (written before self-play's per-move path was made fast, and played the same by the fast path).
+/// `ADVISOR_BLESS_FIXTURES=1` rewrites the file: only ever from code known to play the same games, e.g. right after
+/// shipping a new network (then update `FIXTURE_NETWORK`; until then this test fails and says so).
 #[test]
 fn seeded_games_match_the_games_saved_before_the_fast_path() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeded_games.jsonl");
     let bless = std::env::var_os("ADVISOR_BLESS_FIXTURES").is_some();
-    let same_network = advisor2048::eval::ntuple::shipped::CHECKSUM == FIXTURE_NETWORK;
+    assert!(
+        bless || advisor2048::eval::ntuple::shipped::CHECKSUM == FIXTURE_NETWORK,
+        "the learned fixtures were played with network {FIXTURE_NETWORK}, the build ships {}: record them again with \
+         ADVISOR_BLESS_FIXTURES=1 (from code that plays the same games) and update FIXTURE_NETWORK",
+        advisor2048::eval::ntuple::shipped::CHECKSUM
+    );
     let mut lines = Vec::new();
     for (label, profile, depth, games, seed, max_moves) in SEEDED_RUNS {
-        if profile == Profile::Learned && !same_network && !bless {
-            println!("{label}: skipped, the built-in network is no longer {FIXTURE_NETWORK}");
-            continue;
-        }
         let cfg = SimConfig {
             max_moves,
             trace: true,
@@ -819,7 +820,6 @@ fn seeded_games_match_the_games_saved_before_the_fast_path() {
     let saved: Vec<serde_json::Value> = saved
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|l| same_network || !l["run"].as_str().unwrap().starts_with("learned"))
         .collect();
     assert_eq!(saved.len(), lines.len(), "games in {}", path.display());
     for (got, want) in lines.iter().zip(&saved) {
