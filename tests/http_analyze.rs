@@ -408,3 +408,29 @@ async fn a_review_stops_when_its_client_goes_away() {
     .await;
     assert_eq!(status, 200);
 }
+
+/// Mirror images of one board are worth the same: a move to either is `best` with no loss, although the learned
+/// search's values of the two can differ in their last bits (f32 in the transposition table, sums in another order).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_to_a_mirror_image_of_the_best_board_is_best() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    // Two 2s in opposite corners: up and left give mirror images of each other's boards, as do down and right.
+    let board = json!([[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 2]]);
+    for direction in ["up", "down", "left", "right"] {
+        let body = json!({"moves": [{"board": board, "direction": direction}], "depth": 5});
+        let (status, review) = post(&server, "/analyze", body).await;
+        assert_eq!(status, 200, "{review}");
+        let m = &review["moves"][0];
+        let values: Vec<f64> = ["up", "down", "left", "right"]
+            .iter()
+            .map(|d| m["values"][d].as_f64().expect("every direction is legal"))
+            .collect();
+        let spread = values.iter().cloned().fold(f64::MIN, f64::max) - values.iter().cloned().fold(f64::MAX, f64::min);
+        assert!(
+            spread < 1e-6 * values[0].abs(),
+            "the four values are one value: {values:?}"
+        );
+        assert_eq!(m["grade"], "best", "{direction}: {m}");
+        assert_eq!(m["loss"], 0.0, "{direction}: {m}");
+    }
+}

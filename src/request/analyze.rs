@@ -21,8 +21,8 @@
 //! The loss of a move is the best direction's value minus the played direction's value, in the value's own units
 //! (for the learned evaluator: expected points still to come). Its relative loss divides that by the larger
 //! magnitude of the two values, so it compares positions of any size. The grade reads the relative loss against
-//! [`GRADE_LIMITS`]: `best` when the played direction has the best value (ties included; a forced move is always
-//! best), else `good` up to 1%, `inaccuracy` up to 5%, `mistake` up to 20%, `blunder` beyond.
+//! [`GRADE_LIMITS`]: `best` when the played direction has the best value (ties included, and values within
+//! [`TIE_RELATIVE`] of each other are ties; a forced move is always best), else `good` up to 1%, `inaccuracy` up to 5%, `mistake` up to 20%, `blunder` beyond.
 //!
 //! # Bounds
 //! A server reviews at most [`AnalyzeBounds::max_moves`] moves per request (`--max-analyze-moves`), each search's
@@ -72,6 +72,10 @@ pub const GRADE_LIMITS: [(Grade, f64); 3] = [(Grade::Good, 0.01), (Grade::Inaccu
 
 /// The worst moves a summary lists.
 pub const WORST_MOVES: usize = 5;
+/// Values whose relative difference is below this are a tie (loss 0, grade `best`): mirror images of one board are
+/// worth the same, but their values can differ in the last bits (the transposition table keeps f32, and sums are
+/// taken in another order), e.g. 135545.65882 against 135545.65922 on a board with two 2s.
+pub const TIE_RELATIVE: f64 = 1e-6;
 
 /// Problems read from a record before the rest is skipped (a record of 20,000 bad boards answers with a few).
 pub const MAX_RECORD_PROBLEMS: usize = 50;
@@ -339,6 +343,11 @@ impl MoveReview {
         };
         let scale = best_value.abs().max(played_value.abs());
         let relative_loss = if loss > 0.0 && scale > 0.0 { loss / scale } else { 0.0 };
+        let (loss, relative_loss) = if relative_loss < TIE_RELATIVE {
+            (0.0, 0.0)
+        } else {
+            (loss, relative_loss)
+        };
         let grade = if loss > 0.0 {
             Grade::of_relative_loss(relative_loss)
         } else {
