@@ -404,7 +404,8 @@ proptest! {
 
     /// Profile `learned` searches exactly as the plain recursive reference search with the network's reference value
     /// as h (reward weight 1, terminal 0): at 1 and 3 plies, with and without the transposition table, on 1 or 2
-    /// threads, with the default cut-off and one that turns whole layers into leaves.
+    /// threads, with the default cut-off and one that turns whole layers into leaves. With two stages (the second
+    /// from 2048 on), every board of the search is valued in the stage of the root board (one stage per decision).
     #[test]
     fn learned_search_equals_the_reference_search(
         e in prop::array::uniform16(prop_oneof![45 => Just(0u8), 40 => 1u8..=5, 15 => 6u8..=11]),
@@ -412,12 +413,15 @@ proptest! {
         tt in any::<bool>(),
         threads in 1usize..=2,
         prob_cutoff in prop_oneof![Just(1e-4), Just(0.05)],
+        which in 0usize..2,
     ) {
         use advisor2048::engine::reference::Grid;
+        use advisor2048::eval::ntuple::value_reference_in;
         use advisor2048::search::reference::{root_values_reference, ReferenceParams};
         use advisor2048::search::{search, StopHandle};
         let tiles = Tiles::from_exponents(e).unwrap();
-        let net = &small_networks()[0];
+        let root_max = e.iter().copied().max().unwrap_or(0);
+        let net = &small_networks()[which];
         let eval = AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(net.clone())));
         let settings = SearchSettings {
             depth: Depth::Plies(depth),
@@ -431,7 +435,7 @@ proptest! {
         let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
         let h = |g: &Grid| {
             let rows: Vec<Vec<i64>> = g.iter().map(|r| r.iter().map(|&v| i64::from(v)).collect()).collect();
-            value_reference(net.shape(), &net.weights(), &Tiles::from_rows(&rows).unwrap())
+            value_reference_in(net.shape(), &net.weights(), &Tiles::from_rows(&rows).unwrap(), root_max)
         };
         let params = ReferenceParams { reward_weight: 1.0, terminal_heuristic: false, prob_cutoff };
         let reference = root_values_reference(&grid, depth, &h, &params);
@@ -684,4 +688,54 @@ fn four_boards_at_once_are_valued_as_one_at_a_time() {
             assert_eq!(together, one_by_one, "{:?}", net.shape());
         }
     }
+}
+
+/// A network of two stages (the second from the 8 tile on) whose second stage values every board at -1e6 per
+/// lookup: a search on a board of the first stage values the boards after its moves, and every board below them,
+/// in the first stage, so the move that makes the 8 (the largest reward) is still the best one, at 1 and 3 plies.
+#[test]
+fn a_search_values_its_whole_tree_in_the_stage_of_the_root_board() {
+    use advisor2048::search::{search, StopHandle};
+    let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]], vec![0, 3]).unwrap();
+    let per = shape.weights_per_stage();
+    let weights = (0..shape.weight_count())
+        .map(|i| if i < per { 0.0 } else { -1e6 })
+        .collect();
+    let net = Arc::new(Network::from_weights(shape, weights).unwrap());
+    let eval = AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::clone(&net)));
+    // 4 4 2 _ on the top row: left (or right) merges the 4s into an 8 for 8 points.
+    let tiles = Tiles::from_rows(&[vec![4, 4, 2, 0], vec![0; 4], vec![0; 4], vec![0; 4]]).unwrap();
+    for depth in [1, 3] {
+        let settings = SearchSettings {
+            depth: Depth::Plies(depth),
+            time_budget: None,
+            ..Profile::Learned.settings()
+        };
+        let o = search(&tiles, &eval, &settings, &StopHandle::new());
+        assert_eq!(
+            o.best.map(|d| d.to_string()),
+            Some("left".to_owned()),
+            "depth {depth}: {:?}",
+            o.values
+        );
+        for v in o.values.iter().flatten() {
+            assert!(
+                *v >= 0.0,
+                "depth {depth}: a value from the second stage: {:?}",
+                o.values
+            );
+        }
+    }
+    // On a board of the second stage, its own weights value the tree.
+    let late = Tiles::from_rows(&[vec![8, 4, 2, 0], vec![0; 4], vec![0; 4], vec![0; 4]]).unwrap();
+    let o = search(
+        &late,
+        &eval,
+        &SearchSettings {
+            depth: Depth::Plies(1),
+            ..Profile::Learned.settings()
+        },
+        &StopHandle::new(),
+    );
+    assert!(o.values.iter().flatten().all(|v| *v < -1e6), "{:?}", o.values);
 }

@@ -213,7 +213,14 @@ fn search_timed(
     match evaluator {
         AnyEvaluator::Classic(e) => search_with(tiles, e, settings, stop, timing),
         AnyEvaluator::Tuned(e) => search_with(tiles, e, settings, stop, timing),
-        AnyEvaluator::NTuple(e) => search_with(tiles, e, settings, stop, timing),
+        AnyEvaluator::NTuple(e) => {
+            // A network of several stages values the whole tree in the root board's stage (one stage per decision).
+            let max = tiles.exponents().iter().copied().max().unwrap_or(0).min(15);
+            match e.for_decision(max) {
+                Some(pinned) => search_with(tiles, &pinned, settings, stop, timing),
+                None => search_with(tiles, e, settings, stop, timing),
+            }
+        }
     }
 }
 

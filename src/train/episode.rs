@@ -2,7 +2,9 @@
 //! played again from the middle of what was just played, until little is left.
 //!
 //! - **Play**: from each board the player takes the legal move with the largest `reward + V(after)` (ties: the first
-//!   in up, down, left, right); a spawn follows. Moves that would create a 65536 tile (which the 4-bit board cannot
+//!   in up, down, left, right); a spawn follows. With several stages, every `V(after)` of one decision is read in
+//!   the stage of the board the decision is made on, also for a move that makes the next stage's start tile (the
+//!   multi-stage rule of Yeh et al. 2016: the values of two stages are never compared). Moves that would create a 65536 tile (which the 4-bit board cannot
 //!   hold) count as illegal here. The lookups of all four children are computed and their loads started before any
 //!   is summed, so the memory latencies overlap.
 //! - **Learn**: TD(lambda) applied backwards at the end of the game (Szubert and Jaśkowski 2014; the delayed update
@@ -10,6 +12,11 @@
 //!   of the last afterstate is 0 (the game ends after its spawn) and, going backwards,
 //!   `G_t = r_{t+1} + (1 - lambda) V(s_{t+1}) + lambda G_{t+1}`, each V read just before that afterstate's own
 //!   update. Every lookup of s_t moves its weight by `alpha / m x beta x (G_t - V(s_t))` (m = lookups per board).
+//!   Each afterstate is valued and updated in the stage of its decision; where the next decision is in a later stage
+//!   (s_t made that stage's start tile), the target is `r_{t+1} + V(s_{t+1})` read in s_t's own stage, so a stage
+//!   learns from its own values only.
+//! - **Halving restarts** replay the part of the game that can still learn: with frozen stages, the middle is taken
+//!   of the stretch from the first decision in a stage that learns (a game that never reached one is not replayed).
 
 use super::config::StartPolicy;
 use super::start::{Origin, StartState};
@@ -45,12 +52,13 @@ pub fn train_game<L: Lookups>(
     (mut board, mut origin): (Board, Origin),
     rng: &mut Rng,
     path: &mut Vec<(Board, u32)>,
+    decisions: &mut Vec<u8>,
     mut segment: impl FnMut(Segment, &[(Board, u32)]),
 ) {
     loop {
         let first = board;
-        let (score, last) = play(lookups, tables, board, rng, path);
-        learn(lookups, tables, lambda, path);
+        let (score, last) = play(lookups, tables, board, rng, path, decisions);
+        learn(lookups, tables, lambda, path, decisions);
         segment(
             Segment {
                 origin,
@@ -63,10 +71,14 @@ pub fn train_game<L: Lookups>(
         );
         start.observe(policy, first, path);
         let Some(h) = policy.halving else { return };
-        if path.len() <= h.min_moves {
+        let Some(learns_from) = decisions.iter().position(|&k| !tables.is_frozen(usize::from(k))) else {
+            return;
+        };
+        let tail = path.len() - learns_from;
+        if tail <= h.min_moves {
             return;
         }
-        let at = ((path.len() as f64 * h.fraction) as usize).min(path.len() - 1);
+        let at = (learns_from + (tail as f64 * h.fraction) as usize).min(path.len() - 1);
         match path[at].0.spawn(rng) {
             Some(next) => {
                 board = next;
@@ -77,8 +89,8 @@ pub fn train_game<L: Lookups>(
     }
 }
 
-/// Plays greedily from `start` until no move is left; fills `path` with the afterstates and rewards and returns the
-/// points earned and the last board.
+/// Plays greedily from `start` until no move is left; fills `path` with the afterstates and rewards and
+/// `decisions` with the stage each was chosen in, and returns the points earned and the last board.
 #[inline(always)]
 fn play<L: Lookups>(
     lookups: &L,
@@ -86,18 +98,21 @@ fn play<L: Lookups>(
     start: Board,
     rng: &mut Rng,
     path: &mut Vec<(Board, u32)>,
+    decisions: &mut Vec<u8>,
 ) -> (u64, Board) {
     path.clear();
+    decisions.clear();
     let mut board = start;
     let mut score = 0u64;
     let mut idx = [[0u32; MAX_LOOKUPS]; 4];
     let mut counts = [0usize; 4];
     loop {
+        let stage = lookups.stage(board);
         let children = board.slide_all();
         for (k, &(after, reward)) in children.iter().enumerate() {
             counts[k] = 0;
             if after != board && reward & OVERFLOW_FLAG == 0 {
-                counts[k] = lookups.indices(after, after.transpose(), &mut idx[k]);
+                counts[k] = lookups.indices_in(stage, after, after.transpose(), &mut idx[k]);
                 tables.prefetch_weights(&idx[k][..counts[k]]);
             }
         }
@@ -115,6 +130,7 @@ fn play<L: Lookups>(
         }
         let Some((after, reward)) = best else { break };
         path.push((after, reward));
+        decisions.push(stage as u8);
         score += u64::from(reward);
         let Some(next) = after.spawn(rng) else { break };
         board = next;
@@ -122,19 +138,30 @@ fn play<L: Lookups>(
     (score, board)
 }
 
-/// TD(lambda) backwards over a played path.
+/// TD(lambda) backwards over a played path, each afterstate in the stage of its decision.
 #[inline(always)]
-fn learn<L: Lookups>(lookups: &L, tables: &Tables, lambda: f32, path: &[(Board, u32)]) {
+fn learn<L: Lookups>(lookups: &L, tables: &Tables, lambda: f32, path: &[(Board, u32)], decisions: &[u8]) {
     let mut g_next = 0.0f32;
     let mut v_next = 0.0f32;
     let mut r_next = 0.0f32;
     let mut idx = [0u32; MAX_LOOKUPS];
-    for (k, &(s, reward)) in path.iter().enumerate().rev() {
-        let n = lookups.indices(s, s.transpose(), &mut idx);
+    for (k, (&(s, reward), &stage)) in path.iter().zip(decisions).enumerate().rev() {
+        let stage = usize::from(stage);
+        if tables.is_frozen(stage) {
+            // Stages only grow along a game: everything before this afterstate is frozen too.
+            break;
+        }
+        let n = lookups.indices_in(stage, s, s.transpose(), &mut idx);
         tables.prefetch_for_update(&idx[..n]);
         let v = tables.value_of(&idx[..n]);
         let target = if k + 1 == path.len() {
             0.0
+        } else if usize::from(decisions[k + 1]) != stage {
+            // The next decision is in a later stage: this stage's own value of the next afterstate ends the return.
+            let next = path[k + 1].0;
+            let mut next_idx = [0u32; MAX_LOOKUPS];
+            let m = lookups.indices_in(stage, next, next.transpose(), &mut next_idx);
+            r_next + tables.value_of(&next_idx[..m])
         } else {
             r_next + (1.0 - lambda) * v_next + lambda * g_next
         };
@@ -165,11 +192,12 @@ mod tests {
         let mut rng = Rng::new(4);
         let mut start = StartState::default();
         let mut path = Vec::new();
+        let mut decisions = Vec::new();
         for _ in 0..20 {
             let mut seen: Vec<(Segment, Vec<(Board, u32)>)> = Vec::new();
             let first = start.next(&policy, &mut rng);
             with_lookups!(&Indexer::new(&shape), l => train_game(
-                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path,
+                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
                 |s, p| seen.push((s, p.to_vec())),
             ));
             assert_eq!(seen[0].0.origin, Origin::Fresh);
@@ -187,6 +215,130 @@ mod tests {
             let last = seen.last().unwrap().0;
             assert!(last.moves <= 10, "{last:?}");
             assert!(seen.len() >= 2);
+        }
+    }
+
+    /// Two stages, the second from the 8 tile on; stage 1's weights all `late`, stage 0's all 0.
+    fn two_stage_tables(late: f32) -> Tables {
+        let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]], vec![0, 3]).unwrap();
+        let per = shape.weights_per_stage();
+        let weights = (0..shape.weight_count())
+            .map(|i| if i < per { 0.0 } else { late })
+            .collect();
+        let net = crate::eval::ntuple::Network::from_weights(shape, weights).unwrap();
+        Tables::from_network(net, None, 0.1)
+    }
+
+    /// A move that makes the second stage's start tile is valued in the stage of the board it is made on: with
+    /// stage 1 valuing every board at -1e6, the player still merges the two 4s (the largest reward), and the
+    /// decision is recorded in stage 0.
+    #[test]
+    fn a_decision_values_every_move_in_the_stage_of_its_board() {
+        let tables = two_stage_tables(-1e6);
+        let shape = tables.shape().clone();
+        // Row 0: 4 4 2 _ ; the rest empty. Left merges the 4s into an 8 (reward 8), the others reward 0 or 4.
+        let start = Board(0x2210_0000_0000_0000);
+        let (mut path, mut decisions) = (Vec::new(), Vec::new());
+        let mut rng = Rng::new(1);
+        with_lookups!(&Indexer::new(&shape), l => play(l, &tables, start, &mut rng, &mut path, &mut decisions));
+        assert_eq!(
+            path[0].0,
+            Board(0x3100_0000_0000_0000),
+            "the first move merges the 4s: {:x}",
+            path[0].0 .0
+        );
+        assert_eq!(decisions[0], 0);
+        assert_eq!(decisions[1], 1, "the next decision is on a board holding the 8");
+    }
+
+    /// A stage learns from its own values only: stage 1 starts at 1e6 per weight, stage 0 at 0; games that cross
+    /// into stage 1 must not pull stage 0's values towards stage 1's.
+    #[test]
+    fn a_stage_never_learns_from_the_next_stage_values() {
+        let tables = two_stage_tables(1e6);
+        let shape = tables.shape().clone();
+        let policy = StartPolicy {
+            source: StartSource::Fresh,
+            halving: None,
+        };
+        let mut rng = Rng::new(9);
+        let mut start = StartState::default();
+        let (mut path, mut decisions) = (Vec::new(), Vec::new());
+        let mut crossed = 0;
+        for _ in 0..50 {
+            let first = start.next(&policy, &mut rng);
+            with_lookups!(&Indexer::new(&shape), l => train_game(
+                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions, |_, _| {},
+            ));
+            crossed += usize::from(decisions.windows(2).any(|w| w[0] == 0 && w[1] == 1));
+        }
+        assert!(crossed > 40, "games reaching an 8: {crossed}");
+        let per = shape.weights_per_stage();
+        let largest = (0..per).map(|i| tables.weight(i).abs()).fold(0.0f32, f32::max);
+        assert!(largest < 1e3, "a stage-0 weight reached {largest}");
+    }
+
+    /// With the first stage frozen, halving restarts replay only what can learn: the restart is the middle of the
+    /// stretch played in the second stage (plus a spawn), and a game that never reaches it is not replayed.
+    #[test]
+    fn halving_with_a_frozen_stage_replays_only_the_stage_that_learns() {
+        let mut tables = two_stage_tables(0.0);
+        tables.freeze_below(1);
+        let shape = tables.shape().clone();
+        let policy = StartPolicy {
+            source: StartSource::Fresh,
+            halving: Some(Halving::default()),
+        };
+        let mut rng = Rng::new(3);
+        let mut start = StartState::default();
+        let (mut path, mut decisions) = (Vec::new(), Vec::new());
+        let before: Vec<f32> = (0..shape.weights_per_stage()).map(|i| tables.weight(i)).collect();
+        let mut restarts = 0;
+        for _ in 0..30 {
+            let mut seen: Vec<(Segment, Vec<(Board, u32)>)> = Vec::new();
+            let first = start.next(&policy, &mut rng);
+            with_lookups!(&Indexer::new(&shape), l => train_game(
+                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
+                |s, p| seen.push((s, p.to_vec())),
+            ));
+            for pair in seen.windows(2) {
+                let ((played, moves), (restart, _)) = (&pair[0], &pair[1]);
+                // The first afterstate chosen on a board holding an 8 (a spawn adds a 2 or a 4 only).
+                let learns_from = if played.start.max_exponent() >= 3 {
+                    0
+                } else {
+                    1 + moves.iter().position(|(b, _)| b.max_exponent() >= 3).unwrap()
+                };
+                let at = learns_from + (moves.len() - learns_from) / 2;
+                let middle = moves[at].0;
+                let new = restart.start.0 ^ middle.0;
+                assert!(
+                    new != 0 && new & middle.0 == 0,
+                    "{:x} is not {:x} plus a tile",
+                    restart.start.0,
+                    middle.0
+                );
+                assert_eq!(restart.start.empty_count() + 1, middle.empty_count());
+                restarts += 1;
+            }
+        }
+        assert!(restarts > 30, "restarts: {restarts}");
+        let after: Vec<f32> = (0..shape.weights_per_stage()).map(|i| tables.weight(i)).collect();
+        assert!(before == after, "the frozen stage changed");
+
+        // A second stage from 32768 on, which these games never reach: nothing is replayed.
+        let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]], vec![0, 15]).unwrap();
+        let mut tables = Tables::new(shape.clone(), 0.0, false, 0.1);
+        tables.freeze_below(1);
+        for _ in 0..10 {
+            let mut segments = 0;
+            let first = start.next(&policy, &mut rng);
+            with_lookups!(&Indexer::new(&shape), l => train_game(
+                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
+                |_, _| segments += 1,
+            ));
+            assert!(path.len() > 10);
+            assert_eq!(segments, 1);
         }
     }
 }

@@ -323,6 +323,7 @@ impl Trainer {
         let mut state = self.progress.lock().unwrap_or_else(|e| e.into_inner()).threads[t].clone();
         let mut rng = Rng::from_state(state.rng);
         let mut path: Vec<(Board, u32)> = Vec::with_capacity(1 << 14);
+        let mut decisions: Vec<u8> = Vec::with_capacity(1 << 14);
         let mut segments: Vec<Segment> = Vec::with_capacity(32);
         loop {
             self.park_if_asked();
@@ -351,6 +352,7 @@ impl Trainer {
                 (board, origin),
                 &mut rng,
                 &mut path,
+                &mut decisions,
                 |s, _| segments.push(s),
             );
             let moves: u64 = segments.iter().map(|s| s.moves).sum();

@@ -91,6 +91,12 @@ impl Tables {
         &self.shape
     }
 
+    /// Whether stage `stage`'s weights are frozen.
+    #[inline(always)]
+    pub fn is_frozen(&self, stage: usize) -> bool {
+        stage * self.shape.weights_per_stage() < self.frozen_end
+    }
+
     pub fn indexer(&self) -> &Indexer {
         &self.indexer
     }

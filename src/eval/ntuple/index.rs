@@ -162,8 +162,16 @@ pub struct AnyIndex {
 
 /// What the trainer and the evaluator need of an index: the weight index of every lookup of a board.
 pub trait Lookups: Sync {
-    /// Writes the weight index of every lookup of `board` (given its transpose) into `out`; returns how many.
-    fn indices(&self, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize;
+    /// Writes the weight index of every lookup of `board` (given its transpose) into `out`, in the board's own
+    /// stage; returns how many.
+    #[inline(always)]
+    fn indices(&self, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
+        self.indices_in(self.stage(board), board, transposed, out)
+    }
+    /// [`Lookups::indices`] in the weights of stage `stage` (below the number of stages), whatever the board's own
+    /// stage: a decision values every board after its moves by the stage of the board it is made on (a move that
+    /// makes a stage's start tile is still valued by the stage before it).
+    fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize;
     /// The stage (weight set) a board is valued by.
     fn stage(&self, board: Board) -> usize;
     /// Weights per stage.
@@ -175,7 +183,13 @@ impl<const T: usize> Fixed<T> {
     /// [`Lookups::indices`], in an array of exactly the lookups' size (nothing to clear before it is filled).
     #[inline(always)]
     pub fn lookups(&self, board: Board, transposed: Board) -> [[u32; 8]; T] {
-        let base = self.stages.of(board.0) * self.stages.per_stage;
+        self.lookups_in(self.stages.of(board.0), board, transposed)
+    }
+
+    /// [`Fixed::lookups`] in the weights of stage `stage` (see [`Lookups::indices_in`]).
+    #[inline(always)]
+    pub fn lookups_in(&self, stage: usize, board: Board, transposed: Board) -> [[u32; 8]; T] {
+        let base = stage * self.stages.per_stage;
         let syms = symmetries(board, transposed);
         std::array::from_fn(|t| {
             let at = base + self.set.offsets[t];
@@ -187,8 +201,8 @@ impl<const T: usize> Fixed<T> {
 
 impl<const T: usize> Lookups for Fixed<T> {
     #[inline(always)]
-    fn indices(&self, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
-        let base = self.stages.of(board.0) * self.stages.per_stage;
+    fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
+        let base = stage * self.stages.per_stage;
         let syms = symmetries(board, transposed);
         for (t, tuple) in self.set.tuples.iter().enumerate() {
             let at = base + self.set.offsets[t];
@@ -211,8 +225,8 @@ impl<const T: usize> Lookups for Fixed<T> {
 
 impl Lookups for AnyIndex {
     #[inline]
-    fn indices(&self, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
-        let base = self.stages.of(board.0) * self.stages.per_stage;
+    fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
+        let base = stage * self.stages.per_stage;
         let syms = symmetries(board, transposed);
         let mut n = 0;
         for (tuple, offset) in &self.tuples {
@@ -321,6 +335,20 @@ mod tests {
                 assert_eq!(want[..n], got[..m], "{shape:?} {b:?}");
                 let stage = with_lookups!(&indexer, l => l.stage(b));
                 assert_eq!(stage, shape.stage_of(crate::eval::ntuple::max_exponent(b.0)));
+                // In another stage's weights: the same patterns, that stage's block of the table.
+                let per = shape.weights_per_stage() as i64;
+                for k in 0..shape.stages.len() {
+                    let mut other = [0u32; MAX_LOOKUPS];
+                    let m = with_lookups!(&indexer, l => l.indices_in(k, b, b.transpose(), &mut other));
+                    assert_eq!(n, m);
+                    for (w, o) in want[..n].iter().zip(&other[..m]) {
+                        assert_eq!(
+                            i64::from(*o) - i64::from(*w),
+                            (k as i64 - stage as i64) * per,
+                            "{shape:?} {b:?}"
+                        );
+                    }
+                }
             }
         }
     }

@@ -507,16 +507,46 @@ impl Network {
         self.sum(&idx[..n])
     }
 
+    /// The value of a board in the weights of stage `stage` (below the number of stages) instead of its own: how
+    /// a decision made on a board of that stage values the boards after its moves (see [`Network::decision_stage`]).
+    #[inline]
+    pub fn value_in(&self, stage: usize, board: Board, transposed: Board) -> f64 {
+        use index::Lookups as _;
+        let mut idx = [0u32; MAX_LOOKUPS];
+        let n = crate::with_lookups!(self.features.indexer(), l => l.indices_in(stage, board, transposed, &mut idx));
+        self.sum(&idx[..n])
+    }
+
+    /// The stage whose weights value the boards after the moves from `board`: `board`'s own stage (the stage of
+    /// its largest tile), also for a move that makes the next stage's start tile. Within one decision the values of
+    /// two stages are never compared, in play as in training (the multi-stage rule of Yeh et al. 2016); `None` for a
+    /// one-stage network, where there is nothing to choose.
+    pub fn decision_stage(&self, board_max_exponent: u8) -> Option<usize> {
+        (self.shape().stages.len() > 1).then(|| self.shape().stage_of(board_max_exponent))
+    }
+
     /// The values of up to four boards (each with its transpose; `None` is skipped), as [`Network::value`] gives
     /// them one by one, bit for bit: every board's indices are computed and all their weights prefetched before
     /// any is summed, so the loads of the four boards (over a hundred cache misses in a table of tens of megabytes)
     /// overlap, as the trainer's greedy play does.
     #[inline]
     pub fn values_of_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
+        self.values_of_four_in(None, boards)
+    }
+
+    /// [`Network::values_of_four`] in stage `stage`'s weights ([`Network::value_in`]), or each board's own with
+    /// `None`.
+    #[inline]
+    pub fn values_of_four_in(&self, stage: Option<usize>, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
         match self.features.indexer() {
-            index::Indexer::Four6(l) => self.values_of_four_fixed(l, boards),
-            index::Indexer::Eight6(l) => self.values_of_four_fixed(l, boards),
-            index::Indexer::Any(_) => boards.map(|b| b.map(|(board, transposed)| self.value(board, transposed))),
+            index::Indexer::Four6(l) => self.values_of_four_fixed(l, stage, boards),
+            index::Indexer::Eight6(l) => self.values_of_four_fixed(l, stage, boards),
+            index::Indexer::Any(_) => boards.map(|b| {
+                b.map(|(board, transposed)| match stage {
+                    Some(k) => self.value_in(k, board, transposed),
+                    None => self.value(board, transposed),
+                })
+            }),
         }
     }
 
@@ -524,9 +554,15 @@ impl Network {
     fn values_of_four_fixed<const T: usize>(
         &self,
         lookups: &index::Fixed<T>,
+        stage: Option<usize>,
         boards: [Option<(Board, Board)>; 4],
     ) -> [Option<f64>; 4] {
-        let idx = boards.map(|b| b.map(|(board, transposed)| lookups.lookups(board, transposed)));
+        let idx = boards.map(|b| {
+            b.map(|(board, transposed)| match stage {
+                Some(k) => lookups.lookups_in(k, board, transposed),
+                None => lookups.lookups(board, transposed),
+            })
+        });
         for i in idx.iter().flatten() {
             self.prefetch(i.as_flattened());
         }
@@ -625,15 +661,29 @@ pub fn capped_board(tiles: &Tiles) -> Board {
 #[derive(Clone, Debug)]
 pub struct NTupleEvaluator {
     net: Arc<Network>,
+    /// The stage every board is valued in during one decision ([`Network::decision_stage`]); `None`: each board's
+    /// own stage (a one-stage network, or a board explained on its own).
+    stage: Option<usize>,
 }
 
 impl NTupleEvaluator {
     pub fn new(net: Arc<Network>) -> NTupleEvaluator {
-        NTupleEvaluator { net }
+        NTupleEvaluator { net, stage: None }
     }
 
     pub fn network(&self) -> &Arc<Network> {
         &self.net
+    }
+
+    /// The evaluator for a decision on a board whose largest exponent is `max_exponent`: every board of the search
+    /// below it valued in that board's stage (see [`Network::decision_stage`]); `None` when the network has one
+    /// stage (this evaluator is then the one to use as it is).
+    pub fn for_decision(&self, max_exponent: u8) -> Option<NTupleEvaluator> {
+        let stage = self.net.decision_stage(max_exponent)?;
+        Some(NTupleEvaluator {
+            net: Arc::clone(&self.net),
+            stage: Some(stage),
+        })
     }
 }
 
@@ -644,17 +694,20 @@ impl Evaluator for NTupleEvaluator {
 
     #[inline]
     fn evaluate_with_transpose(&self, board: Board, transposed: Board) -> f64 {
-        self.net.value(board, transposed)
+        match self.stage {
+            None => self.net.value(board, transposed),
+            Some(k) => self.net.value_in(k, board, transposed),
+        }
     }
 
     #[inline]
     fn evaluate_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
-        self.net.values_of_four(boards)
+        self.net.values_of_four_in(self.stage, boards)
     }
 
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
         let b = capped_board(tiles);
-        self.net.value(b, b.transpose())
+        self.evaluate_with_transpose(b, b.transpose())
     }
 
     fn afterstate_values(&self) -> bool {
@@ -679,9 +732,20 @@ impl Evaluator for NTupleEvaluator {
 /// index built digit by digit from [`Tiles`] exponents (capped at 15), summed in `f64`.
 #[doc(hidden)]
 pub fn value_reference(shape: &Shape, weights: &[f32], tiles: &Tiles) -> f64 {
+    let max = tiles.exponents().iter().map(|&x| x.min(15)).max().unwrap_or(0);
+    value_reference_in(shape, weights, tiles, max)
+}
+
+/// [`value_reference`] in the stage of a board whose largest exponent is `decision_max` (the stage a decision on
+/// that board values every board in), the plain way: the last stage whose start is at most it.
+#[doc(hidden)]
+pub fn value_reference_in(shape: &Shape, weights: &[f32], tiles: &Tiles, decision_max: u8) -> f64 {
     let e: Vec<u8> = tiles.exponents().iter().map(|&x| x.min(15)).collect();
-    let max = e.iter().copied().max().unwrap_or(0);
-    let stage = shape.stages.iter().rposition(|&s| s <= max).unwrap_or(0);
+    let stage = shape
+        .stages
+        .iter()
+        .rposition(|&s| s <= decision_max.min(15))
+        .unwrap_or(0);
     let per_stage: usize = shape.tuples.iter().map(|t| 16usize.pow(t.len() as u32)).sum();
     type CellMap = fn(usize, usize) -> (usize, usize);
     let maps: [CellMap; 8] = [
