@@ -191,11 +191,15 @@ impl<const T: usize> Fixed<T> {
     pub fn lookups_in(&self, stage: usize, board: Board, transposed: Board) -> [[u32; 8]; T] {
         let base = stage * self.stages.per_stage;
         let syms = symmetries(board, transposed);
-        std::array::from_fn(|t| {
+        let mut out = [[0u32; 8]; T];
+        for (t, row) in out.iter_mut().enumerate() {
             let at = base + self.set.offsets[t];
             let tuple = &self.set.tuples[t];
-            syms.map(|b| (at + tuple.index(b) as usize) as u32)
-        })
+            for (slot, &b) in row.iter_mut().zip(&syms) {
+                *slot = (at + tuple.index(b) as usize) as u32;
+            }
+        }
+        out
     }
 }
 

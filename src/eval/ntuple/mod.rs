@@ -557,16 +557,24 @@ impl Network {
         stage: Option<usize>,
         boards: [Option<(Board, Board)>; 4],
     ) -> [Option<f64>; 4] {
-        let idx = boards.map(|b| {
-            b.map(|(board, transposed)| match stage {
-                Some(k) => lookups.lookups_in(k, board, transposed),
-                None => lookups.lookups(board, transposed),
-            })
-        });
-        for i in idx.iter().flatten() {
-            self.prefetch(i.as_flattened());
+        // Plain loops over plain arrays (no closures through `array::map`, which the compiler kept out of line).
+        let mut idx = [[[0u32; 8]; T]; 4];
+        for (k, b) in boards.iter().enumerate() {
+            if let Some((board, transposed)) = *b {
+                idx[k] = match stage {
+                    Some(s) => lookups.lookups_in(s, board, transposed),
+                    None => lookups.lookups(board, transposed),
+                };
+                self.prefetch(idx[k].as_flattened());
+            }
         }
-        idx.map(|i| i.map(|i| self.sum(i.as_flattened())))
+        let mut values = [None; 4];
+        for (k, b) in boards.iter().enumerate() {
+            if b.is_some() {
+                values[k] = Some(self.sum(idx[k].as_flattened()));
+            }
+        }
+        values
     }
 
     /// Starts loading the weights of the lookups `idx`.
