@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
-use crate::search::{search_untimed, Depth, SearchSettings, StopHandle};
+use crate::search::{choose, one_ply, search_untimed, Depth, SearchSettings, StopHandle};
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
 pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
@@ -267,6 +267,8 @@ fn play_in_run(
         stop_at: limits.deadline,
         ..config.settings.clone()
     };
+    // A depth of one ply (as the search resolves it: 0 reads as 1) plays greedily through `one_ply`.
+    let greedy = matches!(settings.depth, Depth::Plies(p) if p <= 1);
     let mut board = start_board;
     let mut score = 0u64;
     let mut moves = 0u64;
@@ -292,19 +294,38 @@ fn play_in_run(
         if !limits.take_move() {
             break false;
         }
-        settings.seed = move_seed(seed, moves);
-        let outcome = search_untimed(&board, &config.evaluator, &settings, stop);
-        if stop.is_stopped() || limits.past_deadline() {
-            break false;
-        }
-        if outcome.game_over() {
-            break true;
-        }
-        let (direction, value) = match outcome.best {
-            Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
-            None => fallback_move(&board, config, &settings, stop),
+        // Greedy on the fast board: the four moves valued as a 1-ply search values them, without its set-up, and the
+        // chosen move's board reused instead of played again.
+        let fast = greedy
+            .then(|| board.to_board())
+            .flatten()
+            .filter(|b| b.tile_sum() < 65536);
+        let (direction, value, after, reward) = if let Some(b) = fast {
+            let (children, values) = one_ply(b, &config.evaluator, settings.reward_weight);
+            if stop.is_stopped() || limits.past_deadline() {
+                break false;
+            }
+            let Some(d) = choose(&values) else { break true };
+            let (moved, reward) = children[d.index()];
+            let after = moved.spawn(&mut rng).expect("a legal move leaves an empty cell");
+            let value = values[d.index()].expect("the chosen direction has a value");
+            (d, value, Tiles::from(after), u64::from(reward))
+        } else {
+            settings.seed = move_seed(seed, moves);
+            let outcome = search_untimed(&board, &config.evaluator, &settings, stop);
+            if stop.is_stopped() || limits.past_deadline() {
+                break false;
+            }
+            if outcome.game_over() {
+                break true;
+            }
+            let (direction, value) = match outcome.best {
+                Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
+                None => fallback_move(&board, config, &settings, stop),
+            };
+            let (after, reward) = play_and_spawn(&board, direction, &mut rng);
+            (direction, value, after, reward)
         };
-        let (after, reward) = play_and_spawn(&board, direction, &mut rng);
         if let Some(trace) = trace.as_mut() {
             trace.push(TraceStep {
                 board,
