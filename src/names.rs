@@ -33,6 +33,12 @@ pub fn or_list(names: &[&str]) -> String {
     }
 }
 
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`: the names as JSON strings, for messages about a JSON value.
+pub fn quoted_or_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    or_list(&quoted.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// Defines an enum whose variants have wire names:
 /// `named_enum! { #[derive(..)] pub enum Terminal: "a terminal value" { Zero = "zero", Heuristic = "heuristic" } }`.
 macro_rules! named_enum {
@@ -104,5 +110,6 @@ mod tests {
         assert_eq!(e.to_string(), r#""teal" is not a colour (red, green or blue)"#);
         assert_eq!(or_list(&["a"]), "a");
         assert_eq!(or_list(&["a", "b"]), "a or b");
+        assert_eq!(quoted_or_list(Colour::NAMES), r#""red", "green" or "blue""#);
     }
 }

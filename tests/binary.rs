@@ -370,6 +370,27 @@ async fn the_request_id_is_in_every_log_line_of_its_request_including_its_search
     assert_eq!(search_done[0]["span"]["request_id"], "rid-search-1");
 }
 
+/// `net info` tells how the shipped network is held in memory: as its file stores it, f16, 2 bytes a weight.
+#[test]
+fn net_info_tells_the_shipped_network_s_memory_as_held() {
+    let file = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
+        .expect("nets/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "a2n"))
+        .expect("a shipped network in nets/");
+    let out = Command::new(BIN)
+        .args(["net", "info"])
+        .arg(&file)
+        .output()
+        .expect("net info runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("weights    67108864 stored as F16, 128 MiB in memory (f16)"),
+        "{text}"
+    );
+}
+
 /// `train --resume` continues from the shipped network (f16, no trainer state) and from its own checkpoint and
 /// export; `net info` tells the shape, the stages and the kind of each file.
 #[test]
@@ -428,8 +449,20 @@ fn train_continues_from_the_shipped_file_and_from_its_own_checkpoint_and_export(
         "1",
         "--out",
         &path("c.ckpt"),
+        "--log",
+        &path("c.csv"),
         "--json",
     ]);
     assert_eq!(from_export["games"], 1);
+    // The learning curve's columns, as plotting scripts read them.
+    let log = std::fs::read_to_string(path("c.csv")).expect("the log");
+    assert_eq!(
+        log.lines().next(),
+        Some(
+            "seconds,games,moves,rolling_mean_score,reach_2048,reach_4096,reach_8192,reach_16384,reach_32768,\
+             restarted_games"
+        ),
+        "{log}"
+    );
     std::fs::remove_dir_all(&dir).expect("clean up");
 }

@@ -255,9 +255,14 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
                 .open(p)
                 .with_context(|| format!("cannot open {}", p.display()))?;
             if new {
+                let reach: Vec<String> = REACH_EXPONENTS
+                    .iter()
+                    .map(|&e| format!("reach_{}", 1u32 << e))
+                    .collect();
                 writeln!(
                     f,
-                    "seconds,games,moves,rolling_mean_score,reach_2048,reach_4096,reach_8192,reach_16384,reach_32768,restarted_games"
+                    "seconds,games,moves,rolling_mean_score,{},restarted_games",
+                    reach.join(",")
                 )?;
             }
             Some(f)

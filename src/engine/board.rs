@@ -116,9 +116,17 @@ impl Board {
         16 - occupied.count_ones()
     }
 
-    /// Largest exponent on the board (0 for an empty board).
+    /// Largest exponent on the board (0 for an empty board). On the hot path of the n-tuple networks with stages
+    /// (the stage of every board looked up), so it walks the nibbles without building the exponent array.
+    #[inline(always)]
     pub fn max_exponent(self) -> u8 {
-        self.exponents().into_iter().max().unwrap_or(0)
+        let mut m = 0u64;
+        let mut x = self.0;
+        while x != 0 {
+            m = m.max(x & 15);
+            x >>= 4;
+        }
+        m as u8
     }
 
     /// Sum of the tile values.

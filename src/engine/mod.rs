@@ -10,8 +10,8 @@
 //! Nothing in here knows about search, HTTP or logging.
 
 //!
-//! Layers, bottom up, each importing only those below it: [`rng`] and `rules` (directions, tile limits, the line
-//! slide) -> `tables` (row tables built from the slide) -> `board` ([`Board`]) -> `tiles` ([`Tiles`]) -> `format`
+//! Layers, bottom up, each importing only those below it: `rules` (directions, tile limits, spawn probabilities,
+//! milestones, the line slide) -> [`rng`] (its spawn draw follows the rules' odds) -> `tables` (row tables built from the slide) -> `board` ([`Board`]) -> `tiles` ([`Tiles`]) -> `format`
 //! (text and JSON forms). `reference` stands apart: it imports only `rules`.
 
 mod board;
@@ -25,7 +25,9 @@ mod tiles;
 
 pub use board::{Board, Moved, TileOverflow};
 pub use format::{exponent_of, BoardError, BoardErrorKind, SavedCell};
-pub use rules::{Direction, MAX_EXPONENT, MAX_SUM, MAX_TILE};
+pub use rules::{
+    Direction, FOUR_ONE_IN, FOUR_PROBABILITY, MAX_EXPONENT, MAX_SUM, MAX_TILE, MILESTONES, TWO_PROBABILITY,
+};
 pub(crate) use tables::OVERFLOW as OVERFLOW_FLAG;
 #[cfg(any(test, feature = "reference"))]
 pub use tables::{row_left_reference, row_right_reference};

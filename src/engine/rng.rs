@@ -3,7 +3,9 @@
 //! The generator is **xoshiro256\*\*** (Blackman & Vigna, "Scrambled linear pseudorandom number generators", 2021),
 //! its 256-bit state filled from the seed by **SplitMix64**, as its authors recommend. It is written out here rather
 //! than taken from a crate so that a seed means the same game in every version of this project.
-//! Bounded draws use rejection (no modulo bias); a 4 spawns when a draw below 10 is 0 (exactly p = 0.1).
+//! Bounded draws use rejection (no modulo bias); a 4 spawns when a draw below [`FOUR_ONE_IN`] is 0 (exactly p = 0.1).
+
+use super::rules::FOUR_ONE_IN;
 
 /// xoshiro256** seeded by SplitMix64. Not for cryptography.
 ///
@@ -82,9 +84,9 @@ impl Rng {
         }
     }
 
-    /// True with probability exactly 1/10: whether a spawned tile is a 4.
+    /// True with probability exactly 1/[`FOUR_ONE_IN`]: whether a spawned tile is a 4.
     pub fn chance_of_four(&mut self) -> bool {
-        self.below(10) == 0
+        self.below(FOUR_ONE_IN) == 0
     }
 }
 

@@ -240,7 +240,7 @@ impl EvaluatorKind {
         if self == EvaluatorKind::NTuple {
             if let Some((name, _)) = overrides.first() {
                 return Err(WeightError::Unknown {
-                    evaluator: "ntuple",
+                    evaluator: EvaluatorKind::NTuple.as_str(),
                     name: name.clone(),
                     known: NTUPLE_KNOWN_WEIGHTS.into(),
                 });

@@ -23,6 +23,7 @@ pub use analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse, AnalyzeSummary
 
 use crate::engine::Tiles;
 use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};
+use crate::names::quoted_or_list;
 use crate::search::{Depth, Profile, SearchSettings, Terminal, MAX_DEPTH};
 use crate::sim::SimConfig;
 use read::{
@@ -214,15 +215,18 @@ pub struct EvaluatorRequest {
 impl EvaluatorRequest {
     /// The evaluator, with `network` as the `ntuple` evaluator's network.
     pub fn build(&self, network: Option<&Arc<Network>>) -> Result<AnyEvaluator, Problem> {
-        self.kind.with_network(network, &self.weights).map_err(|e| {
-            let at = match e {
-                WeightError::NoNetwork if self.named => "/evaluator",
-                WeightError::NoNetwork => "/profile",
-                _ => "/weights",
-            };
-            Problem::new(at, e.to_string())
+        self.kind.with_network(network, &self.weights).map_err(|e| match e {
+            WeightError::NoNetwork => no_network(self.named),
+            _ => Problem::new("/weights", e.to_string()),
         })
     }
+}
+
+/// The problem of a request that needs the `ntuple` evaluator (profile `learned` or evaluator `ntuple`) when no
+/// network is loaded: at `/evaluator` when the request named its evaluator (`named`), else at `/profile`.
+fn no_network(named: bool) -> Problem {
+    let at = if named { "/evaluator" } else { "/profile" };
+    Problem::new(at, WeightError::NoNetwork.to_string())
 }
 
 /// A search as asked for: the settings and the evaluator they run with.
@@ -294,7 +298,7 @@ impl EvaluateRequest {
                 None => {
                     problems.push(
                         "/evaluator",
-                        format!("evaluator must be \"classic\", \"tuned\" or \"ntuple\", found {v}"),
+                        format!("evaluator must be {}, found {v}", quoted_or_list(EvaluatorKind::NAMES)),
                     );
                     None
                 }
@@ -427,16 +431,10 @@ fn required_board(map: &Map<String, Value>, problems: &mut Problems) -> Option<T
     }
 }
 
-/// Records a problem when the request needs the `ntuple` evaluator (profile `learned` or evaluator `ntuple`) and
-/// no network is loaded: at `/evaluator` when the request named it, else at `/profile`.
+/// Records [`no_network`] when the request needs the `ntuple` evaluator and no network is `loaded`.
 fn check_network(map: &Map<String, Value>, kind: EvaluatorKind, loaded: bool, problems: &mut Problems) {
     if kind == EvaluatorKind::NTuple && !loaded {
-        let at = if map.contains_key("evaluator") {
-            "/evaluator"
-        } else {
-            "/profile"
-        };
-        problems.push(at, WeightError::NoNetwork.to_string());
+        problems.0.push(no_network(map.contains_key("evaluator")));
     }
 }
 
@@ -557,10 +555,12 @@ fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mut Pr
     for (name, value) in obj {
         let at = pointer(&["weights", name]);
         if !known.contains(&name.as_str()) {
-            problems.push(
-                at,
-                format!("unknown weight {name:?} for evaluator {kind} (known: {known_text})"),
-            );
+            let unknown = WeightError::Unknown {
+                evaluator: kind.as_str(),
+                name: name.clone(),
+                known: known_text.clone(),
+            };
+            problems.push(at, unknown.to_string());
             continue;
         }
         match weight_value(value) {

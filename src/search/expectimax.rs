@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::tt::TranspositionTable;
 use crate::engine::rng::Rng;
-use crate::engine::{Board, Direction, Tiles};
+use crate::engine::{Board, Direction, Tiles, FOUR_PROBABILITY, TWO_PROBABILITY};
 use crate::eval::Evaluator;
 
 /// Nodes between two looks at the stop flag and the clock (a few microseconds of work).
@@ -327,8 +327,8 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
             }
             n = self.sample_cells;
         }
-        let p2 = prob * 0.9 / n as f64;
-        let p4 = prob * 0.1 / n as f64;
+        let p2 = prob * TWO_PROBABILITY / n as f64;
+        let p4 = prob * FOUR_PROBABILITY / n as f64;
         let mut sum = 0.0;
         // Most children are leaves (see `leaf`): those are computed here, without the call.
         // (With one ply left here, the children have none: `move_node` evaluates them.)
@@ -336,14 +336,14 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         let four_is_leaf = plies > 1 && self.is_leaf(plies - 1, p4);
         for &i in &cells[..n] {
             let two = board.place(i, 1);
-            sum += 0.9
+            sum += TWO_PROBABILITY
                 * if two_is_leaf {
                     self.leaf(two)
                 } else {
                     self.move_node(two, plies - 1, p2)
                 };
             let four = board.place(i, 2);
-            sum += 0.1
+            sum += FOUR_PROBABILITY
                 * if four_is_leaf {
                     self.leaf(four)
                 } else {

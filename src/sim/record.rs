@@ -9,8 +9,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::{Direction, Tiles};
 
-/// The tiles whose first appearance a game records and whose reach rates a summary reports.
-pub const MILESTONES: [u32; 6] = [2048, 4096, 8192, 16384, 32768, 65536];
+/// The tiles whose first appearance a game records and whose reach rates a summary reports: the engine's milestones.
+pub use crate::engine::MILESTONES;
 
 /// One game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -24,7 +24,7 @@ use super::weights::Tables;
 use crate::engine::rng::Rng;
 use crate::engine::{Board, OVERFLOW_FLAG};
 use crate::eval::ntuple::index::Lookups;
-use crate::eval::ntuple::{max_exponent, MAX_LOOKUPS};
+use crate::eval::ntuple::MAX_LOOKUPS;
 
 /// One played stretch of a training game: a game from its start, or one of its restarts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub fn train_game<L: Lookups>(
                 origin,
                 start: first,
                 score,
-                max_exponent: max_exponent(last.0),
+                max_exponent: last.max_exponent(),
                 moves: path.len() as u64,
             },
             path,

@@ -12,9 +12,19 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::start::StartState;
+use crate::engine::MILESTONES;
 
-/// The tiles whose reach rates are tracked: 2048 .. 32768.
-pub const REACH_EXPONENTS: [u8; 5] = [11, 12, 13, 14, 15];
+/// The tiles whose reach rates are tracked, as exponents: the milestones ([`MILESTONES`]) up to 32768 (2^11 .. 2^15),
+/// the tiles a training run's rolling window can show.
+pub const REACH_EXPONENTS: [u8; 5] = {
+    let mut exponents = [0u8; 5];
+    let mut i = 0;
+    while i < exponents.len() {
+        exponents[i] = MILESTONES[i].trailing_zeros() as u8;
+        i += 1;
+    }
+    exponents
+};
 
 /// A game from the start, as the rolling statistics keep it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -126,7 +126,7 @@ impl Stages {
         if self.len == 1 {
             return 0;
         }
-        super::stage_index(&self.starts[..self.len], super::max_exponent(board))
+        super::stage_index(&self.starts[..self.len], Board(board).max_exponent())
     }
 }
 
@@ -338,7 +338,7 @@ mod tests {
                 assert_eq!(n, m);
                 assert_eq!(want[..n], got[..m], "{shape:?} {b:?}");
                 let stage = with_lookups!(&indexer, l => l.stage(b));
-                assert_eq!(stage, shape.stage_of(crate::eval::ntuple::max_exponent(b.0)));
+                assert_eq!(stage, shape.stage_of(b.max_exponent()));
                 // In another stage's weights: the same patterns, that stage's block of the table.
                 let per = shape.weights_per_stage() as i64;
                 for k in 0..shape.stages.len() {

@@ -215,18 +215,6 @@ fn flip(x: u64) -> u64 {
     (x >> 48) | ((x >> 16) & 0xFFFF_0000) | ((x << 16) & 0xFFFF_0000_0000) | (x << 48)
 }
 
-/// The largest exponent on a board.
-#[inline(always)]
-pub fn max_exponent(b: u64) -> u8 {
-    let mut m = 0u64;
-    let mut x = b;
-    while x != 0 {
-        m = m.max(x & 15);
-        x >>= 4;
-    }
-    m as u8
-}
-
 /// A tuple ready for lookups: the bit shift of each of its cells in a [`Board`] and the offset of its table.
 #[derive(Clone, Debug)]
 struct Lookup {
@@ -297,7 +285,7 @@ impl Features {
         if self.shape.stages.len() == 1 {
             0
         } else {
-            self.shape.stage_of(max_exponent(board)) * self.per_stage
+            self.shape.stage_of(Board(board).max_exponent()) * self.per_stage
         }
     }
 
