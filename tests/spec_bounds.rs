@@ -1,17 +1,16 @@
-//! `openapi.yaml` states the bounds, defaults and names the code defines: every number and name a client reads in
-//! the spec is checked here against the one constant the code validates with (`advisor2048::request`, the serve
-//! defaults, the named enums, the evaluators' weight tables).
+//! `openapi.yaml` states the bounds, defaults and names the code defines: every bound a client reads in the spec is
+//! checked here against what the request readers accept and refuse (with the `serve` defaults), every default and
+//! name against the code's (the serve defaults, the named enums, the evaluators' weight tables).
 
 mod common;
 
 use advisor2048::eval::{ClassicWeights, EvaluatorKind, TunedWeights};
 use advisor2048::request::{
-    DEFAULT_EVALUATE_EVALUATOR, DEFAULT_GAMES, DEFAULT_SIM_SEED, DEPTH, MAX_FIRST_GAME, MAX_WEIGHT, MIN_BUDGET_MS,
-    MIN_GAMES, MIN_MAX_MOVES, MIN_THREADS, PROB_CUTOFF, SAMPLE_CELLS, TOP_K,
+    BestMoveRequest, SimulateRequest, DEFAULT_EVALUATE_EVALUATOR, DEFAULT_GAMES, DEFAULT_SIM_SEED,
 };
-use advisor2048::search::{Profile, SearchSettings, Terminal, MAX_DEPTH};
-use advisor2048::server::defaults;
-use serde_json::Value;
+use advisor2048::search::{Profile, SearchSettings, Terminal};
+use advisor2048::server::{defaults, AppState, ServerConfig};
+use serde_json::{json, Value};
 
 fn schema(name: &str) -> &'static Value {
     let s = &common::openapi()["components"]["schemas"][name];
@@ -35,36 +34,105 @@ fn names(v: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// A server with the `serve` defaults (no network: profile `classic` below).
+fn server() -> AppState {
+    AppState::new(ServerConfig::default())
+}
+
+/// Whether `POST /best-move` accepts a board with `field` set to `value` (other problems would hide the answer,
+/// so the rest of the request is valid).
+fn best_move_accepts(field: &str, value: Value) -> bool {
+    let mut body = json!({"board": "0000000000000112", "profile": "classic"});
+    body[field] = value;
+    BestMoveRequest::from_json(&body, &server().search_bounds()).is_ok()
+}
+
+/// Whether `POST /simulate` accepts `field` set to `value`.
+fn simulate_accepts(field: &str, value: Value) -> bool {
+    let mut body = json!({"profile": "classic"});
+    body[field] = value;
+    SimulateRequest::from_json(&body, &server().simulate_bounds()).is_ok()
+}
+
+/// An integer schema's bounds as the spec states them (`maximum` may be absent).
+fn integer_bounds(schema: &Value, name: &str) -> (u64, Option<u64>) {
+    let min = schema["minimum"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{name} has no integer minimum"));
+    (min, schema["maximum"].as_u64())
+}
+
+/// The spec's integer bounds are where the request readers draw the line: the minimum and the maximum are accepted,
+/// one below and one above refused (above 2^64 - 1 is 2^64, sent as a float).
 #[test]
-fn the_request_bounds_in_the_spec_are_the_code_s() {
-    let depth = &schema("Depth")["oneOf"][0];
-    assert_eq!(depth["minimum"].as_u64(), Some(*DEPTH.start()));
-    assert_eq!(depth["maximum"].as_u64(), Some(*DEPTH.end()));
-    assert_eq!(*DEPTH.end(), u64::from(MAX_DEPTH));
-    assert_eq!(schema("TimeBudgetMs")["minimum"].as_u64(), Some(MIN_BUDGET_MS));
+fn the_request_bounds_in_the_spec_are_where_the_requests_are_refused() {
+    type Accepts = fn(&str, Value) -> bool;
+    let cases: [(&str, &Value, &str, Accepts); 9] = [
+        ("Depth", &schema("Depth")["oneOf"][0], "depth", best_move_accepts),
+        (
+            "TimeBudgetMs",
+            schema("TimeBudgetMs"),
+            "time_budget_ms",
+            best_move_accepts,
+        ),
+        ("SampleCells", schema("SampleCells"), "sample_cells", best_move_accepts),
+        ("TopK", schema("TopK"), "top_k", best_move_accepts),
+        ("Seed", schema("Seed"), "seed", best_move_accepts),
+        ("Threads", schema("Threads"), "threads", best_move_accepts),
+        ("Games", schema("Games"), "games", simulate_accepts),
+        ("FirstGame", schema("FirstGame"), "first_game", simulate_accepts),
+        ("MaxMoves", schema("MaxMoves"), "max_moves", simulate_accepts),
+    ];
+    for (name, spec, field, accepts) in cases {
+        let (min, max) = integer_bounds(spec, name);
+        assert!(
+            accepts(field, json!(min)),
+            "{name}: {field} {min} (the minimum) is refused"
+        );
+        let below = min.checked_sub(1).map_or(json!(-1), |b| json!(b));
+        assert!(
+            !accepts(field, below.clone()),
+            "{name}: {field} {below} (below the minimum) is accepted"
+        );
+        if let Some(max) = max {
+            assert!(
+                accepts(field, json!(max)),
+                "{name}: {field} {max} (the maximum) is refused"
+            );
+            let above = max.checked_add(1).map_or(json!(max as f64), |a| json!(a));
+            assert!(
+                !accepts(field, above.clone()),
+                "{name}: {field} {above} (above the maximum) is accepted"
+            );
+        }
+    }
+    // Numbers: the cut-off below 1 (exclusive), the weights within the stated magnitude.
     let cutoff = schema("ProbCutoff");
-    assert_eq!(number(&cutoff["minimum"], "ProbCutoff.minimum"), PROB_CUTOFF.start);
-    assert_eq!(
+    let (lowest, beyond) = (
+        number(&cutoff["minimum"], "ProbCutoff.minimum"),
         number(&cutoff["exclusiveMaximum"], "ProbCutoff.exclusiveMaximum"),
-        PROB_CUTOFF.end
     );
-    for name in ["RewardWeight", "Weight"] {
-        assert_eq!(number(&schema(name)["minimum"], name), -MAX_WEIGHT, "{name}");
-        assert_eq!(number(&schema(name)["maximum"], name), MAX_WEIGHT, "{name}");
+    assert!(best_move_accepts("prob_cutoff", json!(lowest)));
+    assert!(!best_move_accepts("prob_cutoff", json!(lowest - 1e-9)));
+    assert!(best_move_accepts("prob_cutoff", json!(beyond - 1e-9)));
+    assert!(!best_move_accepts("prob_cutoff", json!(beyond)));
+    for (name, accepts) in [
+        (
+            "RewardWeight",
+            (|w: f64| best_move_accepts("reward_weight", json!(w))) as fn(f64) -> bool,
+        ),
+        ("Weight", |w| best_move_accepts("weights", json!({"empty": w}))),
+    ] {
+        let (min, max) = (
+            number(&schema(name)["minimum"], name),
+            number(&schema(name)["maximum"], name),
+        );
+        assert!(accepts(min) && accepts(max), "{name}: {min} or {max} is refused");
+        assert!(
+            !accepts(min * 1.001) && !accepts(max * 1.001),
+            "{name}: beyond {min} .. {max} is accepted"
+        );
     }
-    for (name, range) in [("SampleCells", SAMPLE_CELLS), ("TopK", TOP_K)] {
-        assert_eq!(schema(name)["minimum"].as_u64(), Some(*range.start()), "{name}");
-        assert_eq!(schema(name)["maximum"].as_u64(), Some(*range.end()), "{name}");
-    }
-    assert_eq!(schema("Seed")["minimum"].as_u64(), Some(0));
-    assert_eq!(schema("Seed")["maximum"].as_u64(), Some(u64::MAX));
-    assert_eq!(schema("Threads")["minimum"].as_u64(), Some(MIN_THREADS));
-    assert_eq!(schema("Games")["minimum"].as_u64(), Some(MIN_GAMES));
-    assert_eq!(schema("Games")["maximum"].as_u64(), Some(defaults::MAX_SIM_GAMES));
-    assert_eq!(schema("FirstGame")["minimum"].as_u64(), Some(0));
-    assert_eq!(schema("FirstGame")["maximum"].as_u64(), Some(MAX_FIRST_GAME));
-    assert_eq!(schema("MaxMoves")["minimum"].as_u64(), Some(MIN_MAX_MOVES));
-    assert_eq!(schema("MaxMoves")["maximum"].as_u64(), Some(defaults::MAX_SIM_MOVES));
 }
 
 #[test]

@@ -45,7 +45,12 @@ pub const MAX_DEFAULT_CONNECTIONS: usize = 10_000;
 /// The default cap on open connections: half the process's soft limit of open files (the rest stays free for the
 /// listener, logs and whatever else the process opens), at most [`MAX_DEFAULT_CONNECTIONS`], at least 16.
 pub fn default_max_connections() -> usize {
-    (open_files_limit() / 2).clamp(16, MAX_DEFAULT_CONNECTIONS as u64) as usize
+    cap_for_open_files(open_files_limit())
+}
+
+/// The default cap when the process may open `limit` files (see [`default_max_connections`]).
+fn cap_for_open_files(limit: u64) -> usize {
+    (limit / 2).clamp(16, MAX_DEFAULT_CONNECTIONS as u64) as usize
 }
 
 /// The soft limit on open file descriptors (1024, the usual default, where it cannot be read).
@@ -532,9 +537,20 @@ mod tests {
     }
 
     #[test]
-    fn the_default_cap_stays_well_below_the_descriptor_limit() {
-        let cap = default_max_connections() as u64;
-        assert!(cap <= open_files_limit().max(32) / 2 || cap == 16, "{cap}");
-        assert!((16..=MAX_DEFAULT_CONNECTIONS as u64).contains(&cap));
+    fn the_default_cap_is_half_the_descriptor_limit_between_16_and_10000() {
+        // (soft limit of open files, cap): the usual 1024, a raised limit, tiny limits, and "unlimited".
+        for (limit, cap) in [
+            (1024, 512),
+            (4096, 2048),
+            (20_001, 10_000),
+            (65_536, 10_000),
+            (40, 20),
+            (33, 16),
+            (10, 16),
+            (0, 16),
+            (u64::MAX, 10_000),
+        ] {
+            assert_eq!(cap_for_open_files(limit), cap, "soft limit {limit}");
+        }
     }
 }

@@ -15,6 +15,11 @@ pub const PATH: &str = "nets/4x6-7b42f8a4e6a3dd1c.a2n";
 
 static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-7b42f8a4e6a3dd1c.a2n"));
 
+/// The shipped weight file as embedded in this binary.
+pub fn bytes() -> &'static [u8] {
+    BYTES
+}
+
 /// Decodes and checks the shipped network (inflating 134 MB of f16 weights, kept as f16 in memory).
 pub fn load() -> Result<Network, NetFileError> {
     let (net, info, _) = file::decode(BYTES)?;
