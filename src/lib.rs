@@ -8,15 +8,13 @@
 //! - [`search`]: expectimax with probability cut-off, transposition table, budgets, cancellation, threads.
 //! - [`sim`]: deterministic self-play: seed and settings in, game records and summary statistics out.
 //! - [`request`]: the best-move, evaluate, simulate and analyze requests that the HTTP API and the command line both
-//!   parse into, their one validation (every problem, each at its JSON pointer), every bound and default.
+//!   parse into, their one validation (every problem, each at its JSON pointer), every bound and default; one home
+//!   per request kind, with its work (`run`) and its answer.
 //! - [`train`]: TD learning of n-tuple networks in self-play (`advisor2048 train`).
-//! - [`answer`]: the best-move and evaluate answers, shared by the HTTP API and the command line.
 //! - [`server`]: the axum HTTP service, a thin layer over the above.
 //!
-//! Dependencies point one way: `server -> request -> sim -> search -> eval -> engine`; `answer -> search`. Nothing
-//! imports `server`.
+//! Dependencies point one way: `server -> request -> sim -> search -> eval -> engine`. Nothing imports `server`.
 
-pub mod answer;
 pub mod engine;
 pub mod eval;
 pub mod names;

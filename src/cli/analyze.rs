@@ -15,11 +15,8 @@ use advisor2048::request::analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeRespon
 use advisor2048::search::StopHandle;
 
 use super::request::{Body, Flags};
-use super::simulate::install_ctrl_c;
+use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
 use super::{OneSearchArgs, SearchArgs};
-
-/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
-const INTERRUPTED: u8 = 130;
 
 /// How `analyze` names the request's fields: the game's fields are in FILE.
 pub const ANALYZE_FLAGS: Flags = Flags::new(
@@ -82,12 +79,15 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         bail!("the flags did not make a JSON object");
     };
     map.extend(given);
-    let bounds = AnalyzeBounds::local(args.search.network.available());
+    let bounds = AnalyzeBounds {
+        search: args.search.bounds(),
+        ..AnalyzeBounds::local(args.search.network.available())
+    };
     let request = AnalyzeRequest::from_json(&Value::Object(map), &bounds).map_err(|p| flags.invalid(p))?;
-    let settings = args.search.settings(&request.search);
+    let settings = &request.search.settings;
     let evaluator = args.search.evaluator(&request.search.evaluator, flags)?;
     let stop = StopHandle::new();
-    install_ctrl_c(stop.clone());
+    stop_on_signals(stop.clone(), STOP_THEN_QUIT);
     let show_bar = !args.json && !args.no_progress && std::io::stderr().is_terminal();
     let bar = show_bar.then(|| {
         let bar = ProgressBar::with_draw_target(Some(request.record.len() as u64), ProgressDrawTarget::stderr());
@@ -97,7 +97,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         );
         bar
     });
-    let answer = request.run(&evaluator, &settings, &stop, None, |_| {
+    let answer = request.run(&evaluator, settings, &stop, None, |_| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }

@@ -75,7 +75,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     args.one.fill(&mut body);
     let json = body.finish().map_err(|p| flags.invalid(p))?;
     let request = SearchRequest::from_json(&json, &args.search.bounds()).map_err(|p| flags.invalid(p))?;
-    let settings = args.search.settings(&request);
+    let settings = request.settings.clone();
     let evaluator = args.search.evaluator(&request.evaluator, flags)?;
     if let Some(moves) = args.review_moves {
         return review_bench(moves, args.seed, request, &settings, evaluator, args.json);

@@ -5,6 +5,7 @@
 pub mod analyze;
 pub mod bench;
 pub mod request;
+pub mod signals;
 pub mod simulate;
 pub mod train;
 
@@ -16,10 +17,9 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use advisor2048::answer::{BestMoveResponse, EvaluateResponse};
-use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, Network};
-use advisor2048::request::{BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds, SearchRequest};
-use advisor2048::search::{search, SearchSettings, StopHandle, MAX_DEPTH};
+use advisor2048::eval::{AnyEvaluator, EvaluatorKind, Network};
+use advisor2048::request::{BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds};
+use advisor2048::search::{StopHandle, MAX_DEPTH};
 use advisor2048::server::cors::CorsOrigins;
 use advisor2048::server::{self, defaults, AppState, ServerConfig, DEFAULT_LISTEN};
 use request::{Body, Flags};
@@ -291,16 +291,11 @@ impl SearchArgs {
         body.weights(&self.weights);
     }
 
-    /// What a search on this machine may ask for.
+    /// What a search on this machine may ask for, and how it runs (`--tt-bits`).
     pub fn bounds(&self) -> SearchBounds {
-        SearchBounds::local(self.network.available())
-    }
-
-    /// The settings of a validated request with the command line's own flag (the table size) applied.
-    pub fn settings(&self, request: &SearchRequest) -> SearchSettings {
-        SearchSettings {
+        SearchBounds {
             tt_bits: (self.tt_bits > 0).then_some(self.tt_bits),
-            ..request.settings.clone()
+            ..SearchBounds::local(self.network.available())
         }
     }
 
@@ -505,11 +500,11 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
     args.one.fill(&mut body);
     let json = body.finish().map_err(|p| flags.invalid(p))?;
     let request = BestMoveRequest::from_json(&json, &args.search.bounds()).map_err(|p| flags.invalid(p))?;
-    let settings = args.search.settings(&request.search);
-    let evaluator = args.search.evaluator(&request.search.evaluator, flags)?;
+    let network = args.search.network.load_for(request.search.evaluator.kind)?;
+    let response = request
+        .run(network.as_ref(), &StopHandle::new())
+        .map_err(|p| flags.invalid(p.into()))?;
     let tiles = request.board;
-    let outcome = search(&tiles, &evaluator, &settings, &StopHandle::new());
-    let response = BestMoveResponse::new(&tiles, &outcome, &evaluator, &settings);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);
         return Ok(ExitCode::SUCCESS);
@@ -550,17 +545,13 @@ fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
     let json = body.finish().map_err(|p| flags.invalid(p))?;
     let request = EvaluateRequest::from_json(&json, args.network.available()).map_err(|p| flags.invalid(p))?;
     let network = args.network.load_for(request.evaluator.kind)?;
-    let evaluator = request
-        .evaluator
-        .build(network.as_ref())
-        .map_err(|p| flags.invalid(p.into()))?;
+    let response = request.run(network.as_ref()).map_err(|p| flags.invalid(p.into()))?;
     let tiles = request.board;
-    let response = EvaluateResponse::new(&tiles, &evaluator);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{tiles}\nevaluator {}: total {:.4}", evaluator.name(), response.total);
+    println!("{tiles}\nevaluator {}: total {:.4}", response.evaluator, response.total);
     println!(
         "  {:<14} {:>14} {:>12} {:>16}",
         "component", "raw", "weight", "contribution"

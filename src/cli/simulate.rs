@@ -1,7 +1,8 @@
 //! `advisor2048 simulate`: self-play from the command line, with a progress bar, a readable table or `--json`;
 //! `advisor2048 report`: the same table (or JSON) for saved `--json` reports, chunks of one run merged.
 //!
-//! The flags become a [`SimConfig`] once, here; the games are played by [`advisor2048::sim`]. Ctrl-C stops the run
+//! The flags become a [`SimulateRequest`] once, here, read as `POST /simulate` reads one; the request plays the
+//! games ([`SimulateRequest::run`]). Ctrl-C stops the run
 //! and still prints the summary of what finished (exit status 130); a second Ctrl-C quits at once.
 
 use std::io::{IsTerminal, Write};
@@ -12,15 +13,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use advisor2048::request::{SimulateBounds, SimulateRequest};
+use advisor2048::request::{RunLimits, SimulateBounds, SimulateRequest};
 use advisor2048::search::StopHandle;
-use advisor2048::sim::{simulate_with_progress, Progress, SimConfig, SimReport};
+use advisor2048::sim::{Progress, SimReport};
 
 use super::request::{Body, Flags};
+use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
 use super::SearchArgs;
-
-/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
-const INTERRUPTED: u8 = 130;
 
 /// Play games against the spawn generator and report how far the advice gets.
 #[derive(clap::Args, Debug, Clone)]
@@ -71,9 +70,8 @@ pub struct SimulateArgs {
 pub const SIMULATE_FLAGS: Flags = Flags::new("--board", &[("time_budget_ms", "--budget-ms"), ("weights", "--weight")]);
 
 impl SimulateArgs {
-    /// The run these flags describe: the request read and validated as `POST /simulate` reads one, with the command
-    /// line's own limits (`--total-moves`, `--max-seconds`) added.
-    pub fn config(&self) -> anyhow::Result<SimConfig> {
+    /// The request these flags describe, read and validated as `POST /simulate` reads one.
+    pub fn request(&self) -> anyhow::Result<SimulateRequest> {
         let flags = &SIMULATE_FLAGS;
         let mut body = Body::default();
         body.board(self.board.as_deref());
@@ -88,37 +86,45 @@ impl SimulateArgs {
         body.flag("threads", Some(self.threads.as_deref().unwrap_or(&cpus)));
         self.search.fill(&mut body);
         let json = body.finish().map_err(|p| flags.invalid(p))?;
-        let bounds = SimulateBounds::local(self.search.network.available());
-        let mut request = SimulateRequest::from_json(&json, &bounds).map_err(|p| flags.invalid(p))?;
-        request.search.settings = self.search.settings(&request.search);
-        let evaluator = self.search.evaluator(&request.search.evaluator, flags)?;
+        let bounds = SimulateBounds {
+            search: self.search.bounds(),
+            ..SimulateBounds::local(self.search.network.available())
+        };
+        Ok(SimulateRequest::from_json(&json, &bounds).map_err(|p| flags.invalid(p))?)
+    }
+
+    /// The command line's own limits on the whole run (`--total-moves`, `--max-seconds`).
+    pub fn limits(&self) -> anyhow::Result<RunLimits> {
         let time_limit = match self.max_seconds {
             Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s.min(1e9))),
             Some(s) => bail!("--max-seconds must be a positive number, found {s}"),
             None => None,
         };
-        Ok(SimConfig {
+        Ok(RunLimits {
             total_moves: self.total_moves,
             time_limit,
-            ..request.into_config(evaluator)
         })
     }
 }
 
 /// Runs `advisor2048 simulate`.
 pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
-    let config = args.config()?;
+    let request = args.request()?;
+    let limits = args.limits()?;
+    let network = args.search.network.load_for(request.search.evaluator.kind)?;
     let stop = StopHandle::new();
-    install_ctrl_c(stop.clone());
+    stop_on_signals(stop.clone(), STOP_THEN_QUIT);
     let show_bar = !args.json && !args.no_progress && std::io::stderr().is_terminal();
     let progress = Progress::new();
+    let play = || request.run(network.as_ref(), limits, &stop, &progress, |_| {});
     let report = if show_bar {
-        run_with_bar(&config, &stop, &progress)
+        run_with_bar(request.games, &progress, play)
     } else {
-        simulate_with_progress(&config, &stop, &progress, |_| {})
-    };
+        play()
+    }
+    .map_err(|p| SIMULATE_FLAGS.invalid(p.into()))?;
 
-    print_report(&report, args.json, &run_header(&config, &report))?;
+    print_report(&report, args.json, &run_header(&request, &report))?;
     Ok(if stop.is_stopped() {
         ExitCode::from(INTERRUPTED)
     } else {
@@ -126,16 +132,16 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Plays the run on another thread while this one draws the progress bar on stderr.
-fn run_with_bar(config: &SimConfig, stop: &StopHandle, progress: &Progress) -> SimReport {
-    let bar = ProgressBar::with_draw_target(Some(config.games), ProgressDrawTarget::stderr());
+/// Plays the run (`play`, `games` games) on another thread while this one draws the progress bar on stderr.
+fn run_with_bar<T: Send>(games: u64, progress: &Progress, play: impl FnOnce() -> T + Send) -> T {
+    let bar = ProgressBar::with_draw_target(Some(games), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {wide_bar} {pos}/{len} games  {msg}  ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let started = Instant::now();
     let report = std::thread::scope(|s| {
-        let handle = s.spawn(|| simulate_with_progress(config, stop, progress, |_| {}));
+        let handle = s.spawn(play);
         while !handle.is_finished() {
             let seconds = started.elapsed().as_secs_f64().max(1e-9);
             bar.set_position(progress.games_done());
@@ -153,30 +159,6 @@ fn run_with_bar(config: &SimConfig, stop: &StopHandle, progress: &Progress) -> S
         Ok(report) => report,
         Err(panic) => std::panic::resume_unwind(panic),
     }
-}
-
-/// Trips `stop` on the first Ctrl-C (the run then ends with what finished); quits on the second.
-///
-/// tokio's signal support (already a dependency for the server) listens on a small thread of its own; if it
-/// cannot be set up, Ctrl-C keeps its default meaning (quit at once).
-pub fn install_ctrl_c(stop: StopHandle) {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-        return;
-    };
-    let spawned = std::thread::Builder::new().name("ctrl-c".into()).spawn(move || {
-        runtime.block_on(async {
-            if tokio::signal::ctrl_c().await.is_err() {
-                return;
-            }
-            eprintln!("\nstopping: the games in progress end here (Ctrl-C again to quit now)");
-            stop.stop();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(INTERRUPTED));
-            }
-        });
-    });
-    // Without the thread, Ctrl-C keeps its default meaning, which is still a way to stop.
-    drop(spawned);
 }
 
 /// Summarize saved `simulate --json` reports as one run: the chunks of a run played apart (`--first-game`) merged.
@@ -251,17 +233,18 @@ fn print_report(report: &SimReport, json: bool, header: &str) -> anyhow::Result<
 }
 
 /// The first line of `simulate`'s table: the run's settings.
-fn run_header(config: &SimConfig, report: &SimReport) -> String {
-    let games = match config.first_game {
+fn run_header(request: &SimulateRequest, report: &SimReport) -> String {
+    let games = match request.first_game {
         0 => format!("{} games", report.summary.games),
         first => format!("{} games from game {first}", report.summary.games),
     };
+    let settings = &request.search.settings;
     format!(
         "{games}, seed {}, profile {}, depth {}, {} thread(s){}",
-        config.seed,
-        config.settings.profile,
-        config.settings.depth,
-        config.threads.min(config.games.max(1) as usize),
+        request.seed,
+        settings.profile,
+        settings.depth,
+        request.parallel_games.min(request.games.max(1) as usize),
         cut_short(report)
     )
 }

@@ -3,8 +3,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -12,11 +10,14 @@ use clap::{Args, Subcommand};
 
 use advisor2048::eval::ntuple::file::{self, ValueType};
 use advisor2048::eval::ntuple::Shape;
+use advisor2048::search::StopHandle;
 use advisor2048::train::compare::compare;
 use advisor2048::train::{
     promote, Halving, Progress, StageKey, StartPolicy, StartSource, TrainConfig, Trainer, DEFAULT_COHERENCE_PRIOR,
     REACH_EXPONENTS,
 };
+
+use super::signals::{stop_on_signals, STOP_AND_SAVE};
 
 /// Where new training games begin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -244,8 +245,8 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     drop(state);
     trainer.add_command(std::env::args().collect::<Vec<_>>().join(" "));
 
-    let stop = Arc::new(AtomicBool::new(false));
-    ctrl_c_sets(Arc::clone(&stop));
+    let stop = StopHandle::new();
+    stop_on_signals(stop.clone(), STOP_AND_SAVE);
     let mut log = match &args.log {
         Some(p) => {
             let new = !p.exists();
@@ -321,7 +322,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         }
     };
     trainer.run(
-        &stop,
+        stop.flag(),
         Duration::from_secs_f64(args.report_seconds.max(0.05)),
         report,
         Some(Duration::from_secs_f64(args.checkpoint_minutes.max(0.01) * 60.0)),
@@ -347,7 +348,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         "rolling_window": p.rolling.games.len(),
         "rolling_mean_score": p.rolling.mean_score(),
         "rolling_reach": REACH_EXPONENTS.iter().map(|&e| ((1u32 << e).to_string(), serde_json::json!(p.rolling.reach_rate(e)))).collect::<serde_json::Map<String, serde_json::Value>>(),
-        "interrupted": stop.load(Ordering::Relaxed),
+        "interrupted": stop.is_stopped(),
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -380,30 +381,6 @@ fn save_checkpoint(
         None => None,
     };
     Ok((info, exported))
-}
-
-/// Sets `stop` on Ctrl-C or SIGTERM (the run then ends at a game boundary and writes its checkpoint).
-fn ctrl_c_sets(stop: Arc<AtomicBool>) {
-    std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-            return;
-        };
-        rt.block_on(async {
-            #[cfg(unix)]
-            {
-                let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
-                    return;
-                };
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            #[cfg(not(unix))]
-            let _ = tokio::signal::ctrl_c().await;
-            stop.store(true, Ordering::Relaxed);
-        });
-    });
 }
 
 pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {

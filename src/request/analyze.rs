@@ -35,8 +35,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::read::{body_object, kind_of, pointer, read_board, read_bool};
-use super::{read_search, Problems, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH_FIELDS};
-use crate::answer::Rows;
+use super::{read_search, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH_FIELDS};
 use crate::engine::{Direction, Tiles};
 use crate::eval::{AnyEvaluator, Evaluator};
 use crate::names::named_enum;

@@ -1,6 +1,9 @@
 //! One request model for every front-end: the best-move, evaluate, simulate and analyze requests that the HTTP API and
 //! the command line both parse into, with one validation that collects every problem, and the one definition of
-//! each bound and default.
+//! each bound and default. Each request kind has a home of its own ([`best_move`], [`evaluate`], [`simulate`],
+//! [`analyze`]) holding its fields, bounds and defaults, its `from_json`, its work (`run`, given what the server or
+//! the command line provides: the network, a stop handle, progress) and its answer; this module holds what they
+//! share: the search fields, the evaluator request, problems and the bounds of a search.
 //!
 //! A request is read from JSON (the HTTP body; the command line turns its flags into the same JSON first), field by
 //! field ([`read`]), so that every problem comes back at once, each at its JSON pointer ([`Problem`]). The HTTP API
@@ -10,7 +13,10 @@
 //! May import `engine`, `eval`, `search` and `sim`; nothing here knows HTTP or the command line.
 
 pub mod analyze;
+pub mod best_move;
+pub mod evaluate;
 pub mod read;
+pub mod simulate;
 
 use std::ops::{Range, RangeInclusive};
 use std::sync::Arc;
@@ -20,15 +26,18 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse, AnalyzeSummary, Grade, MoveReview};
+pub use best_move::{BestMoveRequest, BestMoveResponse, MoveAnswer, SearchInfo};
+pub use evaluate::{AfterMove, EvaluateRequest, EvaluateResponse, DEFAULT_EVALUATE_EVALUATOR};
+pub use simulate::{
+    RunLimits, SimulateBounds, SimulateRequest, DEFAULT_GAMES, DEFAULT_SIM_SEED, MAX_FIRST_GAME, MIN_GAMES,
+    MIN_MAX_MOVES,
+};
 
 use crate::engine::Tiles;
 use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};
-use crate::names::quoted_or_list;
-use crate::search::{Depth, Profile, SearchSettings, Terminal, MAX_DEPTH};
-use crate::sim::SimConfig;
+use crate::search::{Depth, Profile, SearchSettings, Terminal, DEFAULT_TT_BITS, MAX_DEPTH};
 use read::{
-    body_object, kind_of, pointer, read_board, read_bool, read_clamped, read_f64, read_str, read_u64, weight_value,
-    whole_number,
+    body_object, kind_of, pointer, read_board, read_clamped, read_f64, read_str, read_u64, weight_value, whole_number,
 };
 
 /// `time_budget_ms`: the smallest budget; larger ones are clamped to the bound's maximum.
@@ -45,21 +54,11 @@ pub const SAMPLE_CELLS: RangeInclusive<u64> = 1..=16;
 pub const TOP_K: RangeInclusive<u64> = 1..=4;
 /// `threads`: at least one (more than [`SearchBounds::max_threads`] are clamped to it).
 pub const MIN_THREADS: u64 = 1;
-/// `/simulate` `games`: the fewest.
-pub const MIN_GAMES: u64 = 1;
-/// `/simulate` `games` when not given.
-pub const DEFAULT_GAMES: u64 = 1;
-/// `/simulate` `first_game`: the largest (2^63 - 1, so that clients holding it in a signed 64-bit integer can send
-/// any index the server accepts); `first_game + games` must also stay within 64 bits.
-pub const MAX_FIRST_GAME: u64 = i64::MAX as u64;
-/// `/simulate` `seed` when not given.
-pub const DEFAULT_SIM_SEED: u64 = 0;
-/// `/simulate` `max_moves`: the fewest moves per game.
-pub const MIN_MAX_MOVES: u64 = 1;
-/// `/evaluate` `evaluator` when not given (the explainable heuristic of the seed document).
-pub const DEFAULT_EVALUATE_EVALUATOR: EvaluatorKind = EvaluatorKind::Classic;
 /// The largest time budget of a search run on the command line (a day): a larger one is clamped to it.
 pub const LOCAL_MAX_BUDGET: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Board rows of tile values, top row first (as every answer shows a board).
+pub type Rows = [[u32; 4]; 4];
 
 /// The fields of a search request shared by `/best-move` and `/simulate`.
 pub const SEARCH_FIELDS: &[&str] = &[
@@ -153,6 +152,9 @@ pub struct SearchBounds {
     /// Whether a network is loaded (or loadable): the profile of a request that names none
     /// ([`Profile::default_for`]) and whether evaluator `ntuple` can be asked for.
     pub network: bool,
+    /// How the search runs here, not what it searches: the transposition table's size as log2 of its entries
+    /// (`None`: no table). A server's is the default; the command line's is `--tt-bits`.
+    pub tt_bits: Option<u8>,
 }
 
 impl SearchBounds {
@@ -165,36 +167,13 @@ impl SearchBounds {
             max_depth: MAX_DEPTH,
             max_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             network,
+            tt_bits: Some(DEFAULT_TT_BITS),
         }
     }
 
     /// The profile of a request that names none.
     pub fn default_profile(&self) -> Profile {
         Profile::default_for(self.network)
-    }
-}
-
-/// What a `/simulate` request may ask for.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SimulateBounds {
-    pub search: SearchBounds,
-    /// Games per request.
-    pub max_games: u64,
-    /// `max_moves` per game at most (a server's limit of moves per request).
-    pub max_moves: u64,
-    /// The largest time budget of each move's search.
-    pub move_budget: Duration,
-}
-
-impl SimulateBounds {
-    /// The command line's: no limit but the search's.
-    pub fn local(network: bool) -> SimulateBounds {
-        SimulateBounds {
-            search: SearchBounds::local(network),
-            max_games: u64::MAX,
-            max_moves: u64::MAX,
-            move_budget: LOCAL_MAX_BUDGET,
-        }
     }
 }
 
@@ -249,178 +228,6 @@ impl SearchRequest {
     }
 }
 
-/// `POST /best-move` and `advisor2048 best-move`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BestMoveRequest {
-    pub board: Tiles,
-    pub search: SearchRequest,
-}
-
-impl BestMoveRequest {
-    /// Reads and validates a request, reporting every problem.
-    pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<BestMoveRequest, Problems> {
-        let mut problems = Problems::default();
-        let mut known = vec!["board"];
-        known.extend_from_slice(SEARCH_FIELDS);
-        let Some(map) = body_object(body, &known, &mut problems) else {
-            return Err(problems);
-        };
-        let board = required_board(map, &mut problems);
-        let search = read_search(map, bounds, &mut problems);
-        let (board, search) = problems.finish(board.zip(search))?;
-        Ok(BestMoveRequest { board, search })
-    }
-}
-
-/// `POST /evaluate` and `advisor2048 evaluate`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EvaluateRequest {
-    pub board: Tiles,
-    pub evaluator: EvaluatorRequest,
-}
-
-impl EvaluateRequest {
-    /// Reads and validates a request, reporting every problem; `network` says whether `ntuple` can be asked for.
-    pub fn from_json(body: &Value, network: bool) -> Result<EvaluateRequest, Problems> {
-        let mut problems = Problems::default();
-        let Some(map) = body_object(body, &["board", "evaluator", "weights"], &mut problems) else {
-            return Err(problems);
-        };
-        let board = required_board(map, &mut problems);
-        let kind = match map.get("evaluator") {
-            None => Some(DEFAULT_EVALUATE_EVALUATOR),
-            Some(v) => match v.as_str().map(str::parse::<EvaluatorKind>) {
-                Some(Ok(kind)) => Some(kind),
-                Some(Err(e)) => {
-                    problems.push("/evaluator", e.to_string());
-                    None
-                }
-                None => {
-                    problems.push(
-                        "/evaluator",
-                        format!("evaluator must be {}, found {v}", quoted_or_list(EvaluatorKind::NAMES)),
-                    );
-                    None
-                }
-            },
-        };
-        if let Some(k) = kind {
-            check_network(map, k, network, &mut problems);
-        }
-        let weights = kind.and_then(|k| read_weights(map, k, &mut problems));
-        let (board, (kind, weights)) = problems.finish(board.zip(kind.zip(weights)))?;
-        Ok(EvaluateRequest {
-            board,
-            evaluator: EvaluatorRequest {
-                kind,
-                weights,
-                named: map.contains_key("evaluator"),
-            },
-        })
-    }
-}
-
-/// `POST /simulate` and `advisor2048 simulate`: seeded self-play.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimulateRequest {
-    /// The board every game starts from; `None`: new games.
-    pub start: Option<Tiles>,
-    pub games: u64,
-    /// Index of the first game: the request plays games `first_game .. first_game + games` of the run.
-    pub first_game: u64,
-    /// The run's seed (each move's search is seeded from it).
-    pub seed: u64,
-    pub max_moves: Option<u64>,
-    pub trace: bool,
-    /// Each move's search. Its `threads` are the run's: games played in parallel, each search on one thread.
-    /// Bounded by depth unless the request gives a budget (then clamped to the per-move maximum): the same seed
-    /// and settings then give the same games.
-    pub search: SearchRequest,
-}
-
-impl SimulateRequest {
-    /// Reads and validates a request, reporting every problem.
-    pub fn from_json(body: &Value, bounds: &SimulateBounds) -> Result<SimulateRequest, Problems> {
-        let mut problems = Problems::default();
-        let mut known = vec!["board", "games", "first_game", "seed", "max_moves", "trace"];
-        known.extend(SEARCH_FIELDS.iter().filter(|f| **f != "seed"));
-        let Some(map) = body_object(body, &known, &mut problems) else {
-            return Err(problems);
-        };
-        // An invalid board is recorded in `problems`, so `finish` below refuses the request.
-        let start = map.get("board").and_then(|v| read_board(v, "/board", &mut problems));
-        let games = match read_u64(map, "games", MIN_GAMES, u64::MAX, &mut problems).unwrap_or(DEFAULT_GAMES) {
-            g if g > bounds.max_games => {
-                problems.push(
-                    "/games",
-                    format!(
-                        "games {g} is over the server's limit of {} (--max-sim-games)",
-                        bounds.max_games
-                    ),
-                );
-                DEFAULT_GAMES
-            }
-            g => g,
-        };
-        let first_game = read_u64(map, "first_game", 0, MAX_FIRST_GAME, &mut problems).unwrap_or(0);
-        if first_game.checked_add(games).is_none() {
-            problems.push(
-                "/first_game",
-                format!("first_game {first_game} plus games {games} is past the last game index, 2^64 - 1"),
-            );
-        }
-        let seed = read_u64(map, "seed", 0, u64::MAX, &mut problems).unwrap_or(DEFAULT_SIM_SEED);
-        let max_moves = match read_u64(map, "max_moves", MIN_MAX_MOVES, u64::MAX, &mut problems) {
-            Some(m) if m > bounds.max_moves => {
-                problems.push(
-                    "/max_moves",
-                    format!(
-                        "max_moves {m} is over the server's limit of {} moves per request (--max-sim-moves)",
-                        bounds.max_moves
-                    ),
-                );
-                None
-            }
-            m => m,
-        };
-        let trace = read_bool(map, "trace", &mut problems).unwrap_or(false);
-        // Here `seed` is the games' seed, not a search field: it was read once, above.
-        let mut search_fields = map.clone();
-        search_fields.remove("seed");
-        let search_bounds = SearchBounds {
-            max_budget: bounds.search.max_budget.min(bounds.move_budget),
-            budget_by_default: false,
-            ..bounds.search
-        };
-        let search = read_search(&search_fields, &search_bounds, &mut problems);
-        let search = problems.finish(search)?;
-        Ok(SimulateRequest {
-            start,
-            games,
-            first_game,
-            seed,
-            max_moves,
-            trace,
-            search,
-        })
-    }
-
-    /// The run: these games with `evaluator` (built from [`SimulateRequest::search`]), the request's threads
-    /// playing games in parallel and each search on one thread; no run-wide limits (the caller adds its own).
-    pub fn into_config(self, evaluator: AnyEvaluator) -> SimConfig {
-        let mut settings = self.search.settings;
-        let threads = std::mem::replace(&mut settings.threads, 1);
-        SimConfig {
-            start: self.start,
-            first_game: self.first_game,
-            max_moves: self.max_moves,
-            threads,
-            trace: self.trace,
-            ..SimConfig::new(self.games, self.seed, settings, evaluator)
-        }
-    }
-}
-
 fn required_board(map: &Map<String, Value>, problems: &mut Problems) -> Option<Tiles> {
     match map.get("board") {
         Some(v) => read_board(v, "/board", problems),
@@ -450,7 +257,10 @@ fn read_search(map: &Map<String, Value>, bounds: &SearchBounds, problems: &mut P
         }
         None => bounds.default_profile(),
     };
-    let mut s = profile.settings();
+    let mut s = SearchSettings {
+        tt_bits: bounds.tt_bits,
+        ..profile.settings()
+    };
     let mut kind = profile.evaluator();
     match read_str(map, "evaluator", problems).map(str::parse::<EvaluatorKind>) {
         Some(Ok(k)) => kind = k,

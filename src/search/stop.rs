@@ -18,7 +18,8 @@ impl StopHandle {
         self.0.store(true, Ordering::Relaxed);
     }
 
-    pub(crate) fn flag(&self) -> &AtomicBool {
+    /// The flag itself, for work that polls an `AtomicBool` (the search; the trainer's workers).
+    pub fn flag(&self) -> &AtomicBool {
         &self.0
     }
 

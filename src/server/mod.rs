@@ -228,6 +228,7 @@ impl AppState {
             max_depth: self.config.max_depth,
             max_threads: self.config.max_threads,
             network: self.network.is_some(),
+            tt_bits: Some(crate::search::DEFAULT_TT_BITS),
         }
     }
 

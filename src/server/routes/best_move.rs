@@ -1,12 +1,11 @@
-//! `POST /best-move`: search a board and explain every direction.
+//! `POST /best-move`: search a board and explain every direction ([`crate::request::best_move`]): parse, run on the
+//! blocking pool, answer.
 
 use axum::extract::State;
 use axum::Json;
 
 use super::JsonBody;
-use crate::answer::BestMoveResponse;
-use crate::request::BestMoveRequest;
-use crate::search::search;
+use crate::request::{BestMoveRequest, BestMoveResponse};
 use crate::server::error::ApiError;
 use crate::server::limits::run_search;
 use crate::server::AppState;
@@ -15,21 +14,19 @@ pub async fn handle(
     State(state): State<AppState>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<BestMoveResponse>, ApiError> {
-    let BestMoveRequest { board, search: request } = BestMoveRequest::from_json(&body, &state.search_bounds())?;
-    let settings = request.settings;
+    let request = BestMoveRequest::from_json(&body, &state.search_bounds())?;
     let metrics_state = state.clone();
-    let answer = run_search(&state, settings.threads, move |stop| {
-        let evaluator = request.evaluator.build(metrics_state.network.as_ref())?;
-        let outcome = search(&board, &evaluator, &settings, stop);
-        metrics_state.metrics.record_search(outcome.stats.nodes);
-        if !outcome.completed() {
+    let answer = run_search(&state, request.search.settings.threads, move |stop| {
+        let answer = request.run(metrics_state.network.as_ref(), stop)?;
+        metrics_state.metrics.record_search(answer.search.nodes);
+        if !answer.completed() {
             return Err(ApiError::Unavailable {
                 reason: "the search was stopped before its first iteration completed".to_owned(),
                 retry_after_s: 1,
             });
         }
-        tracing::debug!(nodes = outcome.stats.nodes, depth = outcome.stats.depth, "search done");
-        Ok(BestMoveResponse::new(&board, &outcome, &evaluator, &settings))
+        tracing::debug!(nodes = answer.search.nodes, depth = answer.search.depth, "search done");
+        Ok(answer)
     })
     .await??;
     Ok(Json(answer))

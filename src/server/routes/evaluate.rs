@@ -1,11 +1,11 @@
-//! `POST /evaluate`: the heuristic breakdown of a board and of the board after each legal move.
+//! `POST /evaluate`: the heuristic breakdown of a board and of the board after each legal move
+//! ([`crate::request::evaluate`]): parse, run on the blocking pool, answer.
 
 use axum::extract::State;
 use axum::Json;
 
 use super::JsonBody;
-use crate::answer::EvaluateResponse;
-use crate::request::EvaluateRequest;
+use crate::request::{EvaluateRequest, EvaluateResponse};
 use crate::server::error::ApiError;
 use crate::server::AppState;
 
@@ -15,11 +15,8 @@ pub async fn handle(
 ) -> Result<Json<EvaluateResponse>, ApiError> {
     let request = EvaluateRequest::from_json(&body, state.network.is_some())?;
     // Custom weights build a table (milliseconds of CPU): keep that off the async workers.
-    let answer = tokio::task::spawn_blocking(move || {
-        let evaluator = request.evaluator.build(state.network.as_ref())?;
-        Ok::<_, ApiError>(EvaluateResponse::new(&request.board, &evaluator))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("evaluate task failed: {e}")))??;
+    let answer = tokio::task::spawn_blocking(move || request.run(state.network.as_ref()))
+        .await
+        .map_err(|e| ApiError::Internal(format!("evaluate task failed: {e}")))??;
     Ok(Json(answer))
 }

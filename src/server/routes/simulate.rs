@@ -1,4 +1,4 @@
-//! `POST /simulate`: seeded self-play games, answered as one JSON document or, with `Accept: application/x-ndjson`,
+//! `POST /simulate`: seeded self-play games ([`crate::request::simulate`]), answered as one JSON document or, with `Accept: application/x-ndjson`,
 //! streamed as one line per finished game followed by a `{"summary": ...}` line.
 //!
 //! Limits: at most `--max-sim-games` games and `max_moves` at most `--max-sim-moves` (else 422); while running, the
@@ -15,11 +15,11 @@ use axum::response::Response;
 
 use super::stream::{document_response, line_queue, ndjson_response, wants_ndjson};
 use super::JsonBody;
-use crate::request::SimulateRequest;
+use crate::request::{RunLimits, SimulateRequest};
 use crate::server::error::ApiError;
 use crate::server::limits::start_search;
 use crate::server::AppState;
-use crate::sim::{simulate, SimConfig};
+use crate::sim::Progress;
 
 pub async fn handle(
     State(state): State<AppState>,
@@ -27,38 +27,38 @@ pub async fn handle(
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let request = SimulateRequest::from_json(&body, &state.simulate_bounds())?;
-    let threads = request.search.settings.threads;
     let stream = wants_ndjson(&headers);
-    let limit = state.config.max_sim_time;
-    let move_limit = match request.trace {
-        true => state.config.max_sim_moves.min(state.config.max_trace_moves),
-        false => state.config.max_sim_moves,
+    let limits = RunLimits {
+        total_moves: Some(match request.trace {
+            true => state.config.max_sim_moves.min(state.config.max_trace_moves),
+            false => state.config.max_sim_moves,
+        }),
+        time_limit: Some(state.config.max_sim_time),
     };
     let metrics_state = state.clone();
     let (sender, receiver) = line_queue(&state);
     // The document is serialized here, on the blocking pool, not on a runtime worker: a traced answer runs to
     // megabytes. A streamed run has sent its lines by the time it ends and returns no document.
-    let running = start_search(&state, threads, move |stop| -> Result<Option<Bytes>, ApiError> {
-        let evaluator = request.search.evaluator.build(metrics_state.network.as_ref())?;
-        let config = SimConfig {
-            total_moves: Some(move_limit),
-            time_limit: Some(limit),
-            ..request.into_config(evaluator)
-        };
-        let report = simulate(&config, stop, |game| {
-            if stream && !sender.send_json(game) {
-                stop.stop();
+    let running = start_search(
+        &state,
+        request.parallel_games,
+        move |stop| -> Result<Option<Bytes>, ApiError> {
+            let network = metrics_state.network.as_ref();
+            let report = request.run(network, limits, stop, &Progress::new(), |game| {
+                if stream && !sender.send_json(game) {
+                    stop.stop();
+                }
+            })?;
+            metrics_state.metrics.record_search(report.summary.total_moves);
+            if stream {
+                sender.send_json(&serde_json::json!({ "summary": &report.summary }));
+                return Ok(None);
             }
-        });
-        metrics_state.metrics.record_search(report.summary.total_moves);
-        if stream {
-            sender.send_json(&serde_json::json!({ "summary": &report.summary }));
-            return Ok(None);
-        }
-        serde_json::to_vec(&report)
-            .map(|document| Some(Bytes::from(document)))
-            .map_err(|e| ApiError::Internal(format!("the simulation's answer did not serialize: {e}")))
-    })
+            serde_json::to_vec(&report)
+                .map(|document| Some(Bytes::from(document)))
+                .map_err(|e| ApiError::Internal(format!("the simulation's answer did not serialize: {e}")))
+        },
+    )
     .await?;
     if !stream {
         let (document, permit) = running.finish_holding().await?;

@@ -1,15 +1,50 @@
-//! The answers of `best-move` and `evaluate`: plain `Serialize` types that the HTTP API sends as JSON and the
-//! command line prints (`--json`) or renders as text. They know nothing of HTTP or of the command line. The
-//! self-play answer is [`crate::sim::SimReport`].
+//! `POST /best-move` and `advisor2048 best-move`: search one board and explain every direction. The request (a
+//! board and the search fields), its work ([`BestMoveRequest::run`]) and its answer ([`BestMoveResponse`]) live
+//! here; the route and the command only carry them in and out.
+
+use std::sync::Arc;
 
 use serde::Serialize;
+use serde_json::Value;
 
+use super::read::body_object;
+use super::{read_search, required_board, Problem, Problems, Rows, SearchBounds, SearchRequest, SEARCH_FIELDS};
 use crate::engine::{Direction, Tiles};
-use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind};
-use crate::search::{SearchOutcome, SearchSettings};
+use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind, Network};
+use crate::search::{search, SearchOutcome, SearchSettings, StopHandle};
 
-/// Board rows of tile values, top row first.
-pub type Rows = [[u32; 4]; 4];
+/// `POST /best-move` and `advisor2048 best-move`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BestMoveRequest {
+    pub board: Tiles,
+    pub search: SearchRequest,
+}
+
+impl BestMoveRequest {
+    /// Reads and validates a request, reporting every problem.
+    pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<BestMoveRequest, Problems> {
+        let mut problems = Problems::default();
+        let mut known = vec!["board"];
+        known.extend_from_slice(SEARCH_FIELDS);
+        let Some(map) = body_object(body, &known, &mut problems) else {
+            return Err(problems);
+        };
+        let board = required_board(map, &mut problems);
+        let search = read_search(map, bounds, &mut problems);
+        let (board, search) = problems.finish(board.zip(search))?;
+        Ok(BestMoveRequest { board, search })
+    }
+
+    /// Searches the board with the request's evaluator (`network` is the `ntuple` evaluator's) until the search
+    /// ends or `stop` is tripped, and explains every direction. A missing network is a problem at the field that
+    /// asked for it.
+    pub fn run(&self, network: Option<&Arc<Network>>, stop: &StopHandle) -> Result<BestMoveResponse, Problem> {
+        let evaluator = self.search.evaluator.build(network)?;
+        let settings = &self.search.settings;
+        let outcome = search(&self.board, &evaluator, settings, stop);
+        Ok(BestMoveResponse::new(&self.board, &outcome, &evaluator, settings))
+    }
+}
 
 /// One direction in a best-move answer.
 #[derive(Serialize, Clone, Debug)]
@@ -95,6 +130,12 @@ impl BestMoveResponse {
             },
         }
     }
+
+    /// True when the search has an answer: a direction, or none because the game is over (false when it was
+    /// stopped before its first iteration completed).
+    pub fn completed(&self) -> bool {
+        self.direction.is_some() || self.game_over
+    }
 }
 
 /// The `tuned` heuristic's breakdown of `tiles` when `evaluator` is a learned network (see
@@ -105,49 +146,4 @@ fn readable_breakdown(evaluator: &AnyEvaluator, tiles: &Tiles) -> Option<Breakdo
     }
     let tuned = EvaluatorKind::Tuned.default_evaluator().ok()?;
     Some(tuned.breakdown(tiles))
-}
-
-/// A legal move in an evaluate answer.
-#[derive(Serialize, Clone, Debug)]
-pub struct AfterMove {
-    pub direction: &'static str,
-    pub board: Rows,
-    pub reward: u64,
-    pub heuristic: Breakdown,
-}
-
-/// The evaluate answer: the board's own breakdown (flattened) and each legal move's.
-#[derive(Serialize, Clone, Debug)]
-pub struct EvaluateResponse {
-    pub evaluator: &'static str,
-    pub board: Rows,
-    pub total: f64,
-    pub components: Vec<crate::eval::Component>,
-    pub after_moves: Vec<AfterMove>,
-}
-
-impl EvaluateResponse {
-    /// The breakdown of `tiles` and of the board after each legal move, by `evaluator`.
-    pub fn new(tiles: &Tiles, evaluator: &AnyEvaluator) -> EvaluateResponse {
-        let own = evaluator.breakdown(tiles);
-        let after_moves = Direction::ALL
-            .into_iter()
-            .filter_map(|d| {
-                let (t, reward) = tiles.play(d)?;
-                Some(AfterMove {
-                    direction: d.as_str(),
-                    board: t.to_rows(),
-                    reward,
-                    heuristic: evaluator.breakdown(&t),
-                })
-            })
-            .collect();
-        EvaluateResponse {
-            evaluator: evaluator.name(),
-            board: tiles.to_rows(),
-            total: own.total,
-            components: own.components,
-            after_moves,
-        }
-    }
 }

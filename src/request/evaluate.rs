@@ -1,0 +1,117 @@
+//! `POST /evaluate` and `advisor2048 evaluate`: the heuristic breakdown of a board and of the board after each legal
+//! move. The request (a board, an evaluator and weight overrides), its work ([`EvaluateRequest::run`]) and its
+//! answer ([`EvaluateResponse`]) live here; the route and the command only carry them in and out.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::read::body_object;
+use super::{check_network, read_weights, required_board, EvaluatorRequest, Problem, Problems, Rows};
+use crate::engine::{Direction, Tiles};
+use crate::eval::{AnyEvaluator, Breakdown, Component, Evaluator, EvaluatorKind, Network};
+use crate::names::quoted_or_list;
+
+/// `evaluator` when not given (the explainable heuristic of the seed document).
+pub const DEFAULT_EVALUATE_EVALUATOR: EvaluatorKind = EvaluatorKind::Classic;
+
+/// `POST /evaluate` and `advisor2048 evaluate`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvaluateRequest {
+    pub board: Tiles,
+    pub evaluator: EvaluatorRequest,
+}
+
+impl EvaluateRequest {
+    /// Reads and validates a request, reporting every problem; `network` says whether `ntuple` can be asked for.
+    pub fn from_json(body: &Value, network: bool) -> Result<EvaluateRequest, Problems> {
+        let mut problems = Problems::default();
+        let Some(map) = body_object(body, &["board", "evaluator", "weights"], &mut problems) else {
+            return Err(problems);
+        };
+        let board = required_board(map, &mut problems);
+        let kind = match map.get("evaluator") {
+            None => Some(DEFAULT_EVALUATE_EVALUATOR),
+            Some(v) => match v.as_str().map(str::parse::<EvaluatorKind>) {
+                Some(Ok(kind)) => Some(kind),
+                Some(Err(e)) => {
+                    problems.push("/evaluator", e.to_string());
+                    None
+                }
+                None => {
+                    problems.push(
+                        "/evaluator",
+                        format!("evaluator must be {}, found {v}", quoted_or_list(EvaluatorKind::NAMES)),
+                    );
+                    None
+                }
+            },
+        };
+        if let Some(k) = kind {
+            check_network(map, k, network, &mut problems);
+        }
+        let weights = kind.and_then(|k| read_weights(map, k, &mut problems));
+        let (board, (kind, weights)) = problems.finish(board.zip(kind.zip(weights)))?;
+        Ok(EvaluateRequest {
+            board,
+            evaluator: EvaluatorRequest {
+                kind,
+                weights,
+                named: map.contains_key("evaluator"),
+            },
+        })
+    }
+
+    /// The breakdowns, by the request's evaluator (`network` is the `ntuple` evaluator's; custom weights build
+    /// tables, milliseconds of CPU). A missing network is a problem at the field that asked for it.
+    pub fn run(&self, network: Option<&Arc<Network>>) -> Result<EvaluateResponse, Problem> {
+        let evaluator = self.evaluator.build(network)?;
+        Ok(EvaluateResponse::new(&self.board, &evaluator))
+    }
+}
+
+/// A legal move in an evaluate answer.
+#[derive(Serialize, Clone, Debug)]
+pub struct AfterMove {
+    pub direction: &'static str,
+    pub board: Rows,
+    pub reward: u64,
+    pub heuristic: Breakdown,
+}
+
+/// The evaluate answer: the board's own breakdown (flattened) and each legal move's.
+#[derive(Serialize, Clone, Debug)]
+pub struct EvaluateResponse {
+    pub evaluator: &'static str,
+    pub board: Rows,
+    pub total: f64,
+    pub components: Vec<Component>,
+    pub after_moves: Vec<AfterMove>,
+}
+
+impl EvaluateResponse {
+    /// The breakdown of `tiles` and of the board after each legal move, by `evaluator`.
+    pub fn new(tiles: &Tiles, evaluator: &AnyEvaluator) -> EvaluateResponse {
+        let own = evaluator.breakdown(tiles);
+        let after_moves = Direction::ALL
+            .into_iter()
+            .filter_map(|d| {
+                let (t, reward) = tiles.play(d)?;
+                Some(AfterMove {
+                    direction: d.as_str(),
+                    board: t.to_rows(),
+                    reward,
+                    heuristic: evaluator.breakdown(&t),
+                })
+            })
+            .collect();
+        EvaluateResponse {
+            evaluator: evaluator.name(),
+            board: tiles.to_rows(),
+            total: own.total,
+            components: own.components,
+            after_moves,
+        }
+    }
+}
