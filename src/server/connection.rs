@@ -123,9 +123,10 @@ pub(crate) async fn serve(
             },
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
-            // Over the cap: close at once rather than hold a descriptor for a connection we will not serve.
-            drop(stream);
+            // Over the cap: close at once rather than hold a descriptor for a connection we will not serve. Counted
+            // first, so that a client that has seen its connection closed finds it counted.
             state.metrics.connections.refused.fetch_add(1, Ordering::Relaxed);
+            drop(stream);
             refusals.note(cap);
             continue;
         };
