@@ -81,7 +81,7 @@ pub fn openapi() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
         let yaml: serde_yaml::Value =
-            serde_yaml::from_str(include_str!("../../openapi.yaml")).expect("openapi.yaml parses");
+            serde_yaml::from_str(include_str!("../../../openapi.yaml")).expect("openapi.yaml parses");
         serde_json::to_value(yaml).expect("openapi.yaml is JSON-compatible")
     })
 }

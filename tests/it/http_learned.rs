@@ -1,7 +1,7 @@
 //! Profile `learned` over HTTP: answers that equal the CLI's for the same network and board, every body valid
 //! against `openapi.yaml`, `/healthz` naming the network, and a 422 that says how to load one when none is loaded.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! The files are parsed with serde_yaml, so a misspelt key or a wrong nesting fails here instead
 //! of in a cluster. Run `.ci/docker-check.sh` for the image itself.
 
-mod common;
+use crate::common;
 
 use advisor2048::server::{router, AppState, ServerConfig};
 use axum::body::Body;
@@ -13,11 +13,11 @@ use axum::http::{Request, StatusCode};
 use serde_yaml::Value;
 use tower::ServiceExt;
 
-const DEPLOYMENT: &str = include_str!("../deploy/k8s/deployment.yaml");
-const SERVICE: &str = include_str!("../deploy/k8s/service.yaml");
-const HPA: &str = include_str!("../deploy/k8s/hpa.yaml");
-const COMPOSE: &str = include_str!("../deploy/compose.yaml");
-const DOCKERFILE: &str = include_str!("../Dockerfile");
+const DEPLOYMENT: &str = include_str!("../../deploy/k8s/deployment.yaml");
+const SERVICE: &str = include_str!("../../deploy/k8s/service.yaml");
+const HPA: &str = include_str!("../../deploy/k8s/hpa.yaml");
+const COMPOSE: &str = include_str!("../../deploy/compose.yaml");
+const DOCKERFILE: &str = include_str!("../../Dockerfile");
 
 /// The port the image listens on (`ADVISOR_LISTEN=0.0.0.0:2048`, `EXPOSE 2048`).
 const CONTAINER_PORT: u64 = 2048;

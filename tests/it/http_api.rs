@@ -1,7 +1,7 @@
 //! The HTTP API through its public interface: a real server on 127.0.0.1:0, reqwest, and every response body
 //! checked against `openapi.yaml`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -292,7 +292,7 @@ async fn health_spec_metrics_request_id_and_cors() {
         .text()
         .await
         .unwrap();
-    assert_eq!(spec, include_str!("../openapi.yaml"));
+    assert_eq!(spec, include_str!("../../openapi.yaml"));
 
     post(&server, "/evaluate", json!({"board": example()})).await;
     let metrics = client
@@ -328,7 +328,7 @@ async fn health_spec_metrics_request_id_and_cors() {
         .unwrap();
     assert!(preflight.status().is_success());
     let h = preflight.headers();
-    // The default allows the userscript's game pages (tests/cors.rs has the rest of the rules).
+    // The default allows the userscript's game pages (tests/it/cors.rs has the rest of the rules).
     assert_eq!(h["access-control-allow-origin"], "https://play2048.co");
     assert!(h["access-control-allow-methods"].to_str().unwrap().contains("POST"));
     assert!(h["access-control-allow-headers"]

@@ -2,7 +2,7 @@
 //! checked here against what the request readers accept and refuse (with the `serve` defaults), every default and
 //! name against the code's (the serve defaults, the named enums, the evaluators' weight tables).
 
-mod common;
+use crate::common;
 
 use advisor2048::eval::{ClassicWeights, EvaluatorKind, TunedWeights};
 use advisor2048::request::{

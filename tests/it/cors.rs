@@ -1,7 +1,7 @@
 //! Who may call the service from a browser: by default the userscript's game pages and loopback origins get the
 //! CORS and private-network permissions, other sites get neither, and `*` opens the service to every origin.
 
-mod common;
+use crate::common;
 
 use advisor2048::server::cors::CorsOrigins;
 use advisor2048::server::ServerConfig;

@@ -2,7 +2,7 @@
 //! model, the seed document's merge vectors, tiles beyond a nibble (65536, 131072), legality, game over, new games,
 //! spawn statistics, and the board formats' errors.
 
-mod common;
+use crate::common;
 
 use advisor2048::engine::reference::{self, Grid};
 use advisor2048::engine::rng::Rng;

@@ -11,9 +11,9 @@
 //! its per-thread arenas after the threads ended, a 4 MB step every few hundred thousand requests).
 //!
 //! ```sh
-//! cargo test --release --test soak -- --nocapture                                  # 300,000 requests (CI)
-//! ADVISOR_SOAK_REQUESTS=10000000 cargo test --release --test soak -- --nocapture   # the long run, by hand
-//! ADVISOR_SOAK_BIN=/path/to/advisor2048 cargo test --release --test soak -- --nocapture   # another build
+//! cargo test --release --test it soak:: -- --nocapture                                  # 300,000 requests (CI)
+//! ADVISOR_SOAK_REQUESTS=10000000 cargo test --release --test it soak:: -- --nocapture   # the long run, by hand
+//! ADVISOR_SOAK_BIN=/path/to/advisor2048 cargo test --release --test it soak:: -- --nocapture   # another build
 //! ```
 //! `ADVISOR_SOAK_WARMUP` (default 400,000) sets the warm-up. What the program holds grows a little for a long time
 //! before it is flat, by less and less: sampled on this kind of machine, 1.6 bytes per request from 150,000 to
@@ -27,7 +27,7 @@
 //! requests sent, resident and anonymous bytes) as CSV. Only flags every version of `serve` has are used, so an older binary can
 //! be measured the same way.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -6,7 +6,7 @@
 //! Deadlines in these tests are generous upper bounds (a server without the timeouts never closes these connections
 //! at all); what is asserted exactly are counts.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //!
 //! The flag for each field is written out here, independently of the program's own table.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

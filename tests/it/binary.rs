@@ -6,7 +6,7 @@
 //!
 //! Deadlines here are generous upper bounds for liveness; what is asserted exactly are statuses, counts and values.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Property tests: the fast engine against the reference model on random boards with realistic tile mixes, and the
 //! board formats' round trips. Each property runs 10,000 cases.
 
-mod common;
+use crate::common;
 
 use advisor2048::engine::reference::{self, Grid};
 use advisor2048::engine::{Board, Direction, Moved, TileOverflow, Tiles};

@@ -1,6 +1,6 @@
 //! Differential property tests: the fast 4x4 evaluators against the plain reference formulas.
 
-mod common;
+use crate::common;
 
 use advisor2048::engine::Tiles;
 use advisor2048::eval::{classic, tuned, Evaluator, EvaluatorKind};

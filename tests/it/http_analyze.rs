@@ -3,7 +3,7 @@
 //! server still answering), the NDJSON stream, the wall-clock limit, and cancellation when the client goes away.
 //! Every answer is checked against `openapi.yaml`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
