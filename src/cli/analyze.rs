@@ -84,8 +84,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         ..AnalyzeBounds::local(args.search.network.available())
     };
     let request = AnalyzeRequest::from_json(&Value::Object(map), &bounds).map_err(|p| flags.invalid(p))?;
-    let settings = &request.search.settings;
-    let evaluator = args.search.evaluator(&request.search.evaluator, flags)?;
+    let network = args.search.network.load_for(request.search.evaluator.kind)?;
     let stop = StopHandle::new();
     stop_on_signals(stop.clone(), STOP_THEN_QUIT);
     let show_bar = !args.json && !args.no_progress && std::io::stderr().is_terminal();
@@ -97,7 +96,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         );
         bar
     });
-    let answer = request.run(&evaluator, settings, &stop, None, |_| {
+    let answer = request.run(network.as_ref(), &stop, None, |_| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }
@@ -105,6 +104,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    let answer = answer.map_err(|p| flags.invalid(p.into()))?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         serde_json::to_writer(&mut out, &answer).context("writing the JSON review")?;

@@ -29,15 +29,16 @@
 //! budget at most [`AnalyzeBounds::move_budget`]; the caller adds a wall-clock limit and a stop handle, and a review
 //! cut short reports the moves graded so far with `complete: false`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::read::{body_object, kind_of, pointer, read_board, read_bool};
-use super::{read_search, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH_FIELDS};
+use super::{read_search, Problem, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH_FIELDS};
 use crate::engine::{Direction, Tiles};
-use crate::eval::{AnyEvaluator, Evaluator};
+use crate::eval::{AnyEvaluator, Evaluator, Network};
 use crate::names::named_enum;
 use crate::search::{search, Depth, SearchOutcome, SearchSettings, StopHandle};
 use crate::sim::move_seed;
@@ -207,13 +208,42 @@ impl AnalyzeRequest {
         })
     }
 
-    /// Reviews the game with `evaluator` (built from [`AnalyzeRequest::search`]) under `settings` (the request's,
-    /// possibly adjusted by the caller), handing each graded move to `on_move` as soon as it is graded, until every
-    /// move is graded, `stop` trips or `deadline` passes (the search under way is cut there). Returns the summary.
+    /// Reviews the game with the request's evaluator (`network` is the `ntuple` evaluator's), handing each graded
+    /// move to `on_move` as soon as it is graded, until every move is graded, `stop` trips or `deadline` passes
+    /// (the search under way is cut there). Returns the summary; a missing network is a problem at the field that
+    /// asked for it, before any move is searched.
     pub fn review(
         &self,
+        network: Option<&Arc<Network>>,
+        stop: &StopHandle,
+        deadline: Option<Instant>,
+        on_move: impl FnMut(&MoveReview),
+    ) -> Result<AnalyzeSummary, Problem> {
+        let evaluator = self.search.evaluator.build(network)?;
+        Ok(self.review_with(&evaluator, stop, deadline, on_move))
+    }
+
+    /// [`AnalyzeRequest::review`], keeping every graded move: the document answer.
+    pub fn run(
+        &self,
+        network: Option<&Arc<Network>>,
+        stop: &StopHandle,
+        deadline: Option<Instant>,
+        mut on_move: impl FnMut(&MoveReview),
+    ) -> Result<AnalyzeResponse, Problem> {
+        let mut moves = Vec::with_capacity(self.record.len());
+        let summary = self.review(network, stop, deadline, |m| {
+            on_move(m);
+            moves.push(m.clone());
+        })?;
+        Ok(AnalyzeResponse { moves, summary })
+    }
+
+    /// [`AnalyzeRequest::review`] with an evaluator already built (from [`AnalyzeRequest::search`]; `advisor2048
+    /// bench` reviews with the evaluator it played with).
+    pub fn review_with(
+        &self,
         evaluator: &AnyEvaluator,
-        settings: &SearchSettings,
         stop: &StopHandle,
         deadline: Option<Instant>,
         mut on_move: impl FnMut(&MoveReview),
@@ -221,7 +251,7 @@ impl AnalyzeRequest {
         let started = Instant::now();
         let mut settings = SearchSettings {
             stop_at: deadline,
-            ..settings.clone()
+            ..self.search.settings.clone()
         };
         let base_seed = settings.seed;
         let mut tally = Tally::default();
@@ -239,23 +269,6 @@ impl AnalyzeRequest {
             on_move(&review);
         }
         tally.summary(self, evaluator, &settings, started.elapsed())
-    }
-
-    /// [`AnalyzeRequest::review`], keeping every graded move: the document answer.
-    pub fn run(
-        &self,
-        evaluator: &AnyEvaluator,
-        settings: &SearchSettings,
-        stop: &StopHandle,
-        deadline: Option<Instant>,
-        mut on_move: impl FnMut(&MoveReview),
-    ) -> AnalyzeResponse {
-        let mut moves = Vec::with_capacity(self.record.len());
-        let summary = self.review(evaluator, settings, stop, deadline, |m| {
-            on_move(m);
-            moves.push(m.clone());
-        });
-        AnalyzeResponse { moves, summary }
     }
 }
 

@@ -1,4 +1,4 @@
-//! `POST /analyze`: the review of a played game ([`crate::request::analyze`]), answered as one JSON document or,
+//! `POST /analyze`: the review of a played game ([`crate::request::analyze`]): parse, run on the blocking pool, answer, as one JSON document or,
 //! with `Accept: application/x-ndjson`, streamed as one line per graded move followed by a `{"summary": ...}` line.
 //!
 //! Limits: at most `--max-analyze-moves` moves (else 422), each move's search budget at most
@@ -34,20 +34,19 @@ pub async fn handle(
     let metrics_state = state.clone();
     let (sender, receiver) = line_queue(&state);
     let running = start_search(&state, threads, move |stop| -> Result<Option<Bytes>, ApiError> {
-        let evaluator = request.search.evaluator.build(metrics_state.network.as_ref())?;
+        let network = metrics_state.network.as_ref();
         let deadline = Some(Instant::now() + limit);
-        let settings = &request.search.settings;
         if stream {
-            let summary = request.review(&evaluator, settings, stop, deadline, |m| {
+            let summary = request.review(network, stop, deadline, |m| {
                 if !sender.send_json(m) {
                     stop.stop();
                 }
-            });
+            })?;
             metrics_state.metrics.record_search(summary.nodes);
             sender.send_json(&serde_json::json!({ "summary": &summary }));
             return Ok(None);
         }
-        let answer = request.run(&evaluator, settings, stop, deadline, |_| {});
+        let answer = request.run(network, stop, deadline, |_| {})?;
         metrics_state.metrics.record_search(answer.summary.nodes);
         serde_json::to_vec(&answer)
             .map(|document| Some(Bytes::from(document)))
