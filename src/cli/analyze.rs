@@ -19,16 +19,7 @@ use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
 use super::{OneSearchArgs, SearchArgs};
 
 /// How `analyze` names the request's fields: the game's fields are in FILE.
-pub const ANALYZE_FLAGS: Flags = Flags::new(
-    "FILE",
-    &[
-        ("time_budget_ms", "--budget-ms"),
-        ("seed", "--search-seed"),
-        ("threads", "--search-threads"),
-        ("weights", "--weight"),
-    ],
-)
-.with_file("FILE", ANALYZE_FILE_FIELDS);
+pub const ANALYZE_FLAGS: Flags = Flags::new("FILE").one_search().with_file("FILE", ANALYZE_FILE_FIELDS);
 
 /// The request fields that come from the file.
 const ANALYZE_FILE_FIELDS: &[&str] = &["moves", "start", "directions", "spawns", "game", "contiguous"];

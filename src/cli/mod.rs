@@ -369,18 +369,10 @@ impl OneSearchArgs {
 }
 
 /// How `best-move` and `bench` name the request's fields.
-pub const ONE_SEARCH_FLAGS: Flags = Flags::new(
-    "BOARD",
-    &[
-        ("time_budget_ms", "--budget-ms"),
-        ("seed", "--search-seed"),
-        ("threads", "--search-threads"),
-        ("weights", "--weight"),
-    ],
-);
+pub const ONE_SEARCH_FLAGS: Flags = Flags::new("BOARD").one_search();
 
 /// How `evaluate` names the request's fields.
-pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD", &[("weights", "--weight")]);
+pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD");
 
 #[derive(Args, Debug)]
 pub struct BestMoveArgs {

@@ -33,7 +33,7 @@ pub fn board_value(text: &str) -> Result<Value, Problem> {
 
 /// A board read the way the HTTP API reads one (bench positions, one per line).
 pub fn parse_board(text: &str) -> Result<Tiles, Invalid> {
-    let flags = Flags::new("BOARD", &[]);
+    let flags = Flags::new("BOARD");
     let value = board_value(text).map_err(|p| flags.invalid(p.into()))?;
     let mut problems = Problems::default();
     let tiles = read_board(&value, "/board", &mut problems);
@@ -96,21 +96,36 @@ impl Body {
     }
 }
 
+/// The request fields whose flag is not `--field-name`, each written once, for every command.
+const RENAMED: &[(&str, &str)] = &[("time_budget_ms", "--budget-ms"), ("weights", "--weight")];
+
+/// The fields of a single search (`best-move`, `analyze`, `bench`) whose flags say so: in `simulate`, `--seed` and
+/// `--threads` are the run's own.
+const ONE_SEARCH_RENAMED: &[(&str, &str)] = &[("seed", "--search-seed"), ("threads", "--search-threads")];
+
 /// How a command names the request's fields: the board argument, and the flags whose names differ from
-/// `--field-name`.
+/// `--field-name` ([`RENAMED`], and with [`Flags::one_search`] [`ONE_SEARCH_RENAMED`]).
 pub struct Flags {
     board: &'static str,
-    renamed: &'static [(&'static str, &'static str)],
+    one_search: bool,
     /// The argument naming a JSON file, and the request fields read from it (`analyze`'s game).
     file: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl Flags {
-    pub const fn new(board: &'static str, renamed: &'static [(&'static str, &'static str)]) -> Flags {
+    pub const fn new(board: &'static str) -> Flags {
         Flags {
             board,
-            renamed,
+            one_search: false,
             file: None,
+        }
+    }
+
+    /// These flags, for a single search's `seed` and `threads` ([`ONE_SEARCH_RENAMED`]).
+    pub const fn one_search(self) -> Flags {
+        Flags {
+            one_search: true,
+            ..self
         }
     }
 
@@ -137,7 +152,8 @@ impl Flags {
         } else if field.is_empty() {
             "the request".to_owned()
         } else {
-            match self.renamed.iter().find(|(f, _)| *f == field) {
+            let one_search: &[(&str, &str)] = if self.one_search { ONE_SEARCH_RENAMED } else { &[] };
+            match RENAMED.iter().chain(one_search).find(|(f, _)| *f == field) {
                 Some((_, flag)) => (*flag).to_owned(),
                 None => format!("--{}", field.replace('_', "-")),
             }

@@ -67,7 +67,7 @@ pub struct SimulateArgs {
 }
 
 /// How `simulate` names the request's fields.
-pub const SIMULATE_FLAGS: Flags = Flags::new("--board", &[("time_budget_ms", "--budget-ms"), ("weights", "--weight")]);
+pub const SIMULATE_FLAGS: Flags = Flags::new("--board");
 
 impl SimulateArgs {
     /// The request these flags describe, read and validated as `POST /simulate` reads one.
