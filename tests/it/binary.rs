@@ -95,8 +95,10 @@ async fn sigterm_lets_searches_finish_within_the_grace_period_cancels_the_rest_a
     }
     let elapsed = |r: &common::raw::RawResponse| r.json()["search"]["elapsed_ms"].as_f64().unwrap();
     assert!(elapsed(&short) < 2000.0, "the short search ran its own 500 ms budget");
+    // Its clock starts when its blocking task starts, which on a loaded machine can be a little after the signal
+    // (CI once measured 1999.2 ms): most of the 2 s grace, far from both an immediate cancel and its 60 s budget.
     assert!(
-        (2000.0..30_000.0).contains(&elapsed(&long)),
+        (1500.0..30_000.0).contains(&elapsed(&long)),
         "the long search ran to the end of the grace period, then was cancelled: {} ms",
         elapsed(&long)
     );
