@@ -11,17 +11,18 @@
 //! its per-thread arenas after the threads ended, a 4 MB step every few hundred thousand requests).
 //!
 //! ```sh
-//! cargo test --release --test it soak:: -- --nocapture                                  # 300,000 requests (CI)
+//! cargo test --release --test it soak:: -- --nocapture                                  # 1,000,000 requests (CI)
 //! ADVISOR_SOAK_REQUESTS=10000000 cargo test --release --test it soak:: -- --nocapture   # the long run, by hand
 //! ADVISOR_SOAK_BIN=/path/to/advisor2048 cargo test --release --test it soak:: -- --nocapture   # another build
 //! ```
-//! `ADVISOR_SOAK_WARMUP` (default 400,000) sets the warm-up. What the program holds grows a little for a long time
-//! before it is flat, by less and less: sampled on this kind of machine, 1.6 bytes per request from 150,000 to
-//! 350,000 requests, 0.5 from 400,000 to 650,000, 0.07 after 1.3 million (the 10-million run). One allocator arena
-//! (`MALLOC_ARENA_MAX=1`) grows the same, so it is not per-thread arenas; a 250,000-request run after a 150,000
-//! warm-up measured 0.70 to 1.05 bytes per request, too close to the bound to tell a leak from that settling. The
-//! run after the longer warm-up (default 300,000 requests, `ADVISOR_SOAK_REQUESTS`) measures where the settling has
-//! slowed to about half the bound, so a leak of a byte per request still fails it. `ADVISOR_SOAK_MAX_BYTES_PER_REQUEST`
+//! `ADVISOR_SOAK_WARMUP` (default 1,000,000) sets the warm-up. What the program holds grows a little for a long time
+//! before it is flat, by less and less and in jumps of up to a few hundred kB: sampled on this kind of machine, 1.6
+//! bytes per request from 150,000 to 350,000 requests, 0.5 from 400,000 to 650,000, 0.07 after 1.3 million (the
+//! 10-million run). One allocator arena (`MALLOC_ARENA_MAX=1`) grows the same, so it is not per-thread arenas. Short
+//! windows could not tell that settling from a leak: 250,000 requests after a 150,000 warm-up measured 0.70 to 1.05
+//! bytes per request, 300,000 after 400,000 measured 0.23 once and 1.05 (one 320 kB jump) in CI. So CI warms up for a
+//! million requests and measures a million more (`ADVISOR_SOAK_REQUESTS`): one such jump is then 0.3 bytes per
+//! request, and a leak of a byte per request still fails. `ADVISOR_SOAK_MAX_BYTES_PER_REQUEST`
 //! (default 1) sets the bound, `ADVISOR_SOAK_SERVER_ENV` (e.g. `MALLOC_ARENA_MAX=1,MALLOC_MMAP_THRESHOLD_=131072`) the server's extra
 //! environment, for experiments with the allocator. `ADVISOR_SOAK_SAMPLES=FILE` writes every sample (seconds,
 //! requests sent, resident and anonymous bytes) as CSV. Only flags every version of `serve` has are used, so an older binary can
@@ -435,8 +436,8 @@ async fn quiet(addr: SocketAddr) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_stays_flat_over_hundreds_of_thousands_of_requests() {
-    let requests = env_number("ADVISOR_SOAK_REQUESTS", 300_000);
-    let warmup = env_number("ADVISOR_SOAK_WARMUP", 400_000);
+    let requests = env_number("ADVISOR_SOAK_REQUESTS", 1_000_000);
+    let warmup = env_number("ADVISOR_SOAK_WARMUP", 1_000_000);
     let bound = env_number("ADVISOR_SOAK_MAX_BYTES_PER_REQUEST", 1) as f64;
     assert!(requests >= 1000, "ADVISOR_SOAK_REQUESTS: at least 1000");
     if !std::path::Path::new("/proc/self/status").exists() {
