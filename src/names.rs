@@ -60,7 +60,7 @@ macro_rules! named_enum {
             pub const NAMES: &'static [&'static str] = &[$($text),+];
 
             /// The wire name.
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text),+
                 }

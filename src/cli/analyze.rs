@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 
 use advisor2048::request::analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse};
+use advisor2048::request::{ONE_SEARCH, SEARCH};
 use advisor2048::search::StopHandle;
 
 use super::request::{Body, Flags};
@@ -19,7 +20,7 @@ use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
 use super::{OneSearchArgs, SearchArgs};
 
 /// How `analyze` names the request's fields: the game's fields are in FILE.
-pub const ANALYZE_FLAGS: Flags = Flags::new("FILE").one_search().with_file("FILE", ANALYZE_FILE_FIELDS);
+pub const ANALYZE_FLAGS: Flags = Flags::new("FILE", &[SEARCH, ONE_SEARCH]).with_file("FILE", ANALYZE_FILE_FIELDS);
 
 /// The request fields that come from the file.
 const ANALYZE_FILE_FIELDS: &[&str] = &["moves", "start", "directions", "spawns", "game", "contiguous"];

@@ -18,11 +18,14 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use advisor2048::eval::{AnyEvaluator, EvaluatorKind, Network};
-use advisor2048::request::{BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds};
+use advisor2048::request::field::Field;
+use advisor2048::request::{
+    BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds, EVALUATE, ONE_SEARCH, SEARCH,
+};
 use advisor2048::search::{StopHandle, MAX_DEPTH};
 use advisor2048::server::cors::CorsOrigins;
 use advisor2048::server::{self, defaults, AppState, ServerConfig, DEFAULT_LISTEN};
-use request::{Body, Flags};
+use request::{Body, FieldFlags, FieldSet, Flags};
 
 /// advisor2048: tells a 2048 player which way to move, and why.
 #[derive(Parser, Debug)]
@@ -231,47 +234,35 @@ impl ServeArgs {
     }
 }
 
-/// Search flags shared by `best-move`, `simulate` and `bench`: the fields of an HTTP search request, read and
-/// validated by the same code ([`advisor2048::request`]). (`simulate` seeds each move's search itself and plays
-/// games in parallel, so the seed and thread flags of a single search live in [`OneSearchArgs`].)
+/// The fields of what to search ([`advisor2048::request::SEARCH`]), as flags.
+#[derive(Debug, Clone)]
+pub struct SearchFields;
+
+impl FieldSet for SearchFields {
+    const FIELDS: &'static [&'static Field] = advisor2048::request::SEARCH;
+}
+
+/// The seed and threads of one search (`best-move`, `analyze`, `bench`: [`advisor2048::request::ONE_SEARCH`]), as
+/// flags (in `simulate`, `--seed` and `--threads` are the run's own).
+#[derive(Debug, Clone)]
+pub struct OneSearchFields;
+
+impl FieldSet for OneSearchFields {
+    const FIELDS: &'static [&'static Field] = advisor2048::request::ONE_SEARCH;
+}
+
+/// The seed and threads of one search, as flags.
+pub type OneSearchArgs = FieldFlags<OneSearchFields>;
+
+/// Search flags shared by `best-move`, `simulate`, `analyze` and `bench`: the fields of an HTTP search request, read
+/// and validated by the same code ([`advisor2048::request`]), and how this machine runs the search.
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// Named defaults: learned (evaluator ntuple, the network of --weights, depth 5, reward weight 1; leaves right
-    /// after a move), tuned (evaluator tuned, depth auto) or classic (evaluator classic, depth 4, reward weight 1)
-    /// [default: learned; tuned with --weights none].
-    #[arg(long, value_name = "PROFILE")]
-    pub profile: Option<String>,
-    /// Plies to search (1-29) or auto [default: the profile's].
-    #[arg(long, value_name = "PLIES|auto", allow_negative_numbers = true)]
-    pub depth: Option<String>,
-    /// Time budget in ms (at least 1; more than a day counts as a day): deepen iteratively and return the deepest
-    /// completed depth [default: none, search to the depth].
-    #[arg(long = "budget-ms", value_name = "MS", allow_negative_numbers = true)]
-    pub budget_ms: Option<String>,
-    /// Evaluator, overriding the profile's: classic, tuned or ntuple (ntuple needs a network).
-    #[arg(long, value_name = "EVALUATOR")]
-    pub evaluator: Option<String>,
-    /// Chance nodes whose path probability is below this use the heuristic (at least 0, below 1) [default: 0.0001].
-    #[arg(long, value_name = "P", allow_negative_numbers = true)]
-    pub prob_cutoff: Option<String>,
-    /// Weight of a move's merge reward in a move node's value (-1e9 to 1e9) [default: the profile's].
-    #[arg(long, value_name = "W", allow_negative_numbers = true)]
-    pub reward_weight: Option<String>,
-    /// Value of a board with no legal move inside the search: zero or heuristic [default: the profile's].
-    #[arg(long, value_name = "TERMINAL")]
-    pub terminal: Option<String>,
-    /// Average over at most this many empty cells per chance node, 1-16 (seeded sample).
-    #[arg(long, value_name = "K", allow_negative_numbers = true)]
-    pub sample_cells: Option<String>,
-    /// Expand only the k best moves (by immediate evaluation) below the root, 1-4.
-    #[arg(long, value_name = "K", allow_negative_numbers = true)]
-    pub top_k: Option<String>,
+    #[command(flatten)]
+    pub fields: FieldFlags<SearchFields>,
     /// Transposition table size as log2 of its entries (16 bytes each); 0 disables it.
     #[arg(long, default_value_t = advisor2048::search::DEFAULT_TT_BITS)]
     pub tt_bits: u8,
-    /// Override an evaluator weight, NAME=VALUE (repeatable; -1e9 to 1e9), e.g. --weight empty=3.
-    #[arg(long = "weight", value_name = "NAME=VALUE")]
-    pub weights: Vec<String>,
     #[command(flatten)]
     pub network: NetworkArgs,
 }
@@ -279,16 +270,7 @@ pub struct SearchArgs {
 impl SearchArgs {
     /// Adds the search fields these flags give to `body`.
     pub fn fill(&self, body: &mut Body) {
-        body.flag("profile", self.profile.as_deref());
-        body.flag("evaluator", self.evaluator.as_deref());
-        body.flag("depth", self.depth.as_deref());
-        body.flag("time_budget_ms", self.budget_ms.as_deref());
-        body.flag("prob_cutoff", self.prob_cutoff.as_deref());
-        body.flag("reward_weight", self.reward_weight.as_deref());
-        body.flag("terminal", self.terminal.as_deref());
-        body.flag("sample_cells", self.sample_cells.as_deref());
-        body.flag("top_k", self.top_k.as_deref());
-        body.weights(&self.weights);
+        self.fields.fill(body);
     }
 
     /// What a search on this machine may ask for, and how it runs (`--tt-bits`).
@@ -349,30 +331,19 @@ impl NetworkArgs {
     }
 }
 
-/// The seed and threads of one search (`best-move`, `bench`): the request's `seed` and `threads`.
-#[derive(Args, Debug, Clone)]
-pub struct OneSearchArgs {
-    /// Seed of the search's random choices (sample-cells) [default: 0].
-    #[arg(long, value_name = "SEED", allow_negative_numbers = true)]
-    pub search_seed: Option<String>,
-    /// Threads for the root moves of one search (more than the CPUs count as the CPUs) [default: 1].
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub search_threads: Option<String>,
-}
-
-impl OneSearchArgs {
-    /// Adds `seed` and `threads` to `body`.
-    pub fn fill(&self, body: &mut Body) {
-        body.flag("seed", self.search_seed.as_deref());
-        body.flag("threads", self.search_threads.as_deref());
-    }
-}
-
 /// How `best-move` and `bench` name the request's fields.
-pub const ONE_SEARCH_FLAGS: Flags = Flags::new("BOARD").one_search();
+pub const ONE_SEARCH_FLAGS: Flags = Flags::new("BOARD", &[SEARCH, ONE_SEARCH]);
+
+/// The fields of `evaluate` beside its board, as flags.
+#[derive(Debug, Clone)]
+pub struct EvaluateFields;
+
+impl FieldSet for EvaluateFields {
+    const FIELDS: &'static [&'static Field] = EVALUATE;
+}
 
 /// How `evaluate` names the request's fields.
-pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD");
+pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD", &[EVALUATE]);
 
 #[derive(Args, Debug)]
 pub struct BestMoveArgs {
@@ -392,12 +363,8 @@ pub struct BestMoveArgs {
 pub struct EvaluateArgs {
     /// The board: 16 hex digits, JSON rows of tile values, or the original game's saved state as JSON.
     pub board: String,
-    /// Evaluator: classic, tuned or ntuple (ntuple needs a network) [default: classic].
-    #[arg(long, value_name = "EVALUATOR")]
-    pub evaluator: Option<String>,
-    /// Override a weight, NAME=VALUE (repeatable; -1e9 to 1e9).
-    #[arg(long = "weight", value_name = "NAME=VALUE")]
-    pub weights: Vec<String>,
+    #[command(flatten)]
+    pub fields: FieldFlags<EvaluateFields>,
     #[command(flatten)]
     pub network: NetworkArgs,
     /// Print the same JSON the HTTP API returns.
@@ -532,8 +499,7 @@ fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
     let flags = &EVALUATE_FLAGS;
     let mut body = Body::default();
     body.board(Some(&args.board));
-    body.flag("evaluator", args.evaluator.as_deref());
-    body.weights(&args.weights);
+    args.fields.fill(&mut body);
     let json = body.finish().map_err(|p| flags.invalid(p))?;
     let request = EvaluateRequest::from_json(&json, args.network.available()).map_err(|p| flags.invalid(p))?;
     let network = args.network.load_for(request.evaluator.kind)?;

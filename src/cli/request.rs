@@ -1,15 +1,128 @@
 //! The command line's side of the one request model ([`advisor2048::request`]): flags become the JSON an HTTP
 //! client would send, the library reads and validates it, and its problems come back with the flag's name in place
 //! of the JSON pointer. So the command line accepts and refuses exactly what the HTTP API does, with the same
-//! messages.
+//! messages. The flags of the request's fields are built from the fields' declarations
+//! ([`advisor2048::request::field`]): [`FieldFlags`] gives a command one flag per declared field, with the
+//! declaration's flag name, help, range and default, and [`Flags`] names a problem's flag from the same declaration.
 
 use std::fmt;
+use std::marker::PhantomData;
 
+use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Map, Value};
 
 use advisor2048::engine::Tiles;
+use advisor2048::request::field::{self, Accepts, Field, FlagDefault};
 use advisor2048::request::read::read_board;
 use advisor2048::request::{Problem, Problems};
+
+/// A set of declared request fields that a command takes as flags.
+pub trait FieldSet {
+    const FIELDS: &'static [&'static Field];
+}
+
+/// The flags of a [`FieldSet`]: one per field, as its declaration says, holding what the command line gave.
+pub struct FieldFlags<S> {
+    given: Vec<(&'static Field, Given)>,
+    set: PhantomData<S>,
+}
+
+/// What a flag was given.
+#[derive(Clone, Debug)]
+enum Given {
+    Text(String),
+    Switch,
+    Repeated(Vec<String>),
+}
+
+impl<S> Clone for FieldFlags<S> {
+    fn clone(&self) -> Self {
+        FieldFlags {
+            given: self.given.clone(),
+            set: PhantomData,
+        }
+    }
+}
+
+impl<S> fmt::Debug for FieldFlags<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.given.iter().map(|(field, given)| (field.name, given)))
+            .finish()
+    }
+}
+
+impl<S: FieldSet> FieldFlags<S> {
+    /// Adds the given fields to `body`.
+    pub fn fill(&self, body: &mut Body) {
+        for (field, given) in &self.given {
+            match given {
+                Given::Text(text) => body.flag(field.name, Some(text)),
+                Given::Switch => body.set(field.name, Value::Bool(true)),
+                Given::Repeated(texts) => body.named_numbers(field, texts),
+            }
+        }
+    }
+
+    /// Whether the field named `name` was given (or has a command-line default).
+    pub fn has(&self, name: &str) -> bool {
+        self.given.iter().any(|(f, _)| f.name == name)
+    }
+}
+
+/// The flag of `field`: its id is the JSON name, so that no two fields of one command share one.
+fn field_arg(field: &'static Field) -> Arg {
+    let arg = Arg::new(field.name).long(field.flag).help(field.flag_help());
+    match field.accepts {
+        Accepts::Bool => arg.action(ArgAction::SetTrue),
+        Accepts::NamedNumbers { .. } => arg.value_name(field.value_name).action(ArgAction::Append),
+        _ => {
+            let arg = arg.value_name(field.value_name).allow_negative_numbers(true);
+            match field.flag_default {
+                FlagDefault::Value(text) => arg.default_value(text),
+                FlagDefault::Absent | FlagDefault::Said(_) => arg,
+            }
+        }
+    }
+}
+
+impl<S: FieldSet> clap::Args for FieldFlags<S> {
+    fn augment_args(cmd: Command) -> Command {
+        S::FIELDS.iter().fold(cmd, |cmd, field| cmd.arg(field_arg(field)))
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<S: FieldSet> clap::FromArgMatches for FieldFlags<S> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = FieldFlags {
+            given: Vec::new(),
+            set: PhantomData,
+        };
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        for &field in S::FIELDS {
+            let given = match field.accepts {
+                Accepts::Bool => matches.get_flag(field.name).then_some(Given::Switch),
+                Accepts::NamedNumbers { .. } => matches
+                    .get_many::<String>(field.name)
+                    .map(|texts| Given::Repeated(texts.cloned().collect())),
+                _ => matches.get_one::<String>(field.name).cloned().map(Given::Text),
+            };
+            self.given.retain(|(f, _)| f.name != field.name);
+            if let Some(given) = given {
+                self.given.push((field, given));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// A flag's text as the JSON value an HTTP client would send: a JSON number, boolean or null when the text is one
 /// (`3`, `1.0`, `1e30`, `true`), else the text as a string (`auto`, `learned`).
@@ -33,7 +146,7 @@ pub fn board_value(text: &str) -> Result<Value, Problem> {
 
 /// A board read the way the HTTP API reads one (bench positions, one per line).
 pub fn parse_board(text: &str) -> Result<Tiles, Invalid> {
-    let flags = Flags::new("BOARD");
+    let flags = Flags::new("BOARD", &[]);
     let value = board_value(text).map_err(|p| flags.invalid(p.into()))?;
     let mut problems = Problems::default();
     let tiles = read_board(&value, "/board", &mut problems);
@@ -69,21 +182,23 @@ impl Body {
         }
     }
 
-    /// Sets `weights` from `--weight NAME=VALUE` flags (none given: no `weights` field).
-    pub fn weights(&mut self, flags: &[String]) {
+    /// Sets a field of names to numbers (`weights`) from its repeated `NAME=VALUE` flags (none given: no field).
+    pub fn named_numbers(&mut self, field: &Field, flags: &[String]) {
         if flags.is_empty() {
             return;
         }
-        let mut weights = Map::new();
+        let mut numbers = Map::new();
         for text in flags {
             match text.split_once('=') {
                 Some((name, value)) => {
-                    weights.insert(name.to_owned(), flag_value(value));
+                    numbers.insert(name.to_owned(), flag_value(value));
                 }
-                None => self.problems.push("/weights", format!("{text:?} is not NAME=VALUE")),
+                None => self
+                    .problems
+                    .push(field.pointer(), format!("{text:?} is not NAME=VALUE")),
             }
         }
-        self.set("weights", Value::Object(weights));
+        self.set(field.name, Value::Object(numbers));
     }
 
     /// The JSON body, or the flags' syntax problems.
@@ -96,36 +211,20 @@ impl Body {
     }
 }
 
-/// The request fields whose flag is not `--field-name`, each written once, for every command.
-const RENAMED: &[(&str, &str)] = &[("time_budget_ms", "--budget-ms"), ("weights", "--weight")];
-
-/// The fields of a single search (`best-move`, `analyze`, `bench`) whose flags say so: in `simulate`, `--seed` and
-/// `--threads` are the run's own.
-const ONE_SEARCH_RENAMED: &[(&str, &str)] = &[("seed", "--search-seed"), ("threads", "--search-threads")];
-
-/// How a command names the request's fields: the board argument, and the flags whose names differ from
-/// `--field-name` ([`RENAMED`], and with [`Flags::one_search`] [`ONE_SEARCH_RENAMED`]).
+/// How a command names the request's fields: the board argument, and the declared fields it takes as flags.
 pub struct Flags {
     board: &'static str,
-    one_search: bool,
+    fields: &'static [&'static [&'static Field]],
     /// The argument naming a JSON file, and the request fields read from it (`analyze`'s game).
     file: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl Flags {
-    pub const fn new(board: &'static str) -> Flags {
+    pub const fn new(board: &'static str, fields: &'static [&'static [&'static Field]]) -> Flags {
         Flags {
             board,
-            one_search: false,
+            fields,
             file: None,
-        }
-    }
-
-    /// These flags, for a single search's `seed` and `threads` ([`ONE_SEARCH_RENAMED`]).
-    pub const fn one_search(self) -> Flags {
-        Flags {
-            one_search: true,
-            ..self
         }
     }
 
@@ -142,25 +241,23 @@ impl Flags {
     /// `--budget-ms`, `/weights/empty` -> `--weight empty`, `/board/1/2` -> `BOARD /1/2`.
     pub fn name(&self, pointer: &str) -> String {
         let path = pointer.strip_prefix('/').unwrap_or(pointer);
-        let (field, rest) = path.split_once('/').unwrap_or((path, ""));
-        let field = field.replace("~1", "/").replace("~0", "~");
-        if let Some((file, _)) = self.file.filter(|(_, fields)| fields.contains(&field.as_str())) {
+        let (name, rest) = path.split_once('/').unwrap_or((path, ""));
+        let name = name.replace("~1", "/").replace("~0", "~");
+        if let Some((file, _)) = self.file.filter(|(_, fields)| fields.contains(&name.as_str())) {
             return format!("{file} {pointer}");
         }
-        let flag = if field == "board" {
-            self.board.to_owned()
-        } else if field.is_empty() {
-            "the request".to_owned()
-        } else {
-            let one_search: &[(&str, &str)] = if self.one_search { ONE_SEARCH_RENAMED } else { &[] };
-            match RENAMED.iter().chain(one_search).find(|(f, _)| *f == field) {
-                Some((_, flag)) => (*flag).to_owned(),
-                None => format!("--{}", field.replace('_', "-")),
-            }
+        let declared = field::find(self.fields, &name);
+        let flag = match declared {
+            _ if name == "board" => self.board.to_owned(),
+            _ if name.is_empty() => "the request".to_owned(),
+            Some(field) => format!("--{}", field.flag),
+            None => format!("--{}", name.replace('_', "-")),
         };
-        match (field.as_str(), rest) {
+        match (declared.map(|f| f.accepts), rest) {
             (_, "") => flag,
-            ("weights", name) => format!("{flag} {}", name.replace("~1", "/").replace("~0", "~")),
+            (Some(Accepts::NamedNumbers { .. }), key) => {
+                format!("{flag} {}", key.replace("~1", "/").replace("~0", "~"))
+            }
             (_, rest) => format!("{flag} /{rest}"),
         }
     }

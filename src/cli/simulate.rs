@@ -13,34 +13,29 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use advisor2048::request::{RunLimits, SimulateBounds, SimulateRequest};
+use advisor2048::request::field::Field;
+use advisor2048::request::simulate::PARALLEL_GAMES;
+use advisor2048::request::{RunLimits, SimulateBounds, SimulateRequest, SEARCH, SIMULATE};
 use advisor2048::search::StopHandle;
 use advisor2048::sim::{Progress, SimReport};
 
-use super::request::{Body, Flags};
+use super::request::{Body, FieldFlags, FieldSet, Flags};
 use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
 use super::SearchArgs;
+
+/// The fields of a simulation's run ([`advisor2048::request::SIMULATE`]), as flags.
+#[derive(Debug, Clone)]
+pub struct SimulateFields;
+
+impl FieldSet for SimulateFields {
+    const FIELDS: &'static [&'static Field] = SIMULATE;
+}
 
 /// Play games against the spawn generator and report how far the advice gets.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
-    /// Number of games.
-    #[arg(long, default_value = "10", value_name = "N", allow_negative_numbers = true)]
-    pub games: String,
-    /// Index of the first game: play games K .. K+N-1 of the run (N from --games), so that chunks of one long run,
-    /// played apart and merged with `advisor2048 report`, are the games of the whole run.
-    #[arg(long, default_value = "0", value_name = "K", allow_negative_numbers = true)]
-    pub first_game: String,
-    /// Seed of the run; game i uses a seed derived from it (reported per game).
-    #[arg(long, default_value = "1", value_name = "SEED", allow_negative_numbers = true)]
-    pub seed: String,
-    /// Threads playing games in parallel (at most the number of CPUs) [default: the number of CPUs]. The games do
-    /// not depend on it.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub threads: Option<String>,
-    /// End each game after this many moves.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub max_moves: Option<String>,
+    #[command(flatten)]
+    pub run: FieldFlags<SimulateFields>,
     /// Stop the run after this many moves over all games (the games cut are reported unfinished).
     #[arg(long)]
     pub total_moves: Option<u64>,
@@ -54,9 +49,6 @@ pub struct SimulateArgs {
     /// Print the games and the summary as JSON (the shape of the HTTP response of POST /simulate).
     #[arg(long)]
     pub json: bool,
-    /// Record every move (board, direction, value, reward) in the JSON output.
-    #[arg(long)]
-    pub trace: bool,
     /// Do not show the progress bar (it is shown only when stderr is a terminal and --json is not given).
     #[arg(long)]
     pub no_progress: bool,
@@ -67,7 +59,7 @@ pub struct SimulateArgs {
 }
 
 /// How `simulate` names the request's fields.
-pub const SIMULATE_FLAGS: Flags = Flags::new("--board");
+pub const SIMULATE_FLAGS: Flags = Flags::new("--board", &[SIMULATE, SEARCH]);
 
 impl SimulateArgs {
     /// The request these flags describe, read and validated as `POST /simulate` reads one.
@@ -75,15 +67,11 @@ impl SimulateArgs {
         let flags = &SIMULATE_FLAGS;
         let mut body = Body::default();
         body.board(self.board.as_deref());
-        body.flag("games", Some(&self.games));
-        body.flag("first_game", Some(&self.first_game));
-        body.flag("seed", Some(&self.seed));
-        body.flag("max_moves", self.max_moves.as_deref());
-        if self.trace {
-            body.set("trace", true.into());
+        self.run.fill(&mut body);
+        if !self.run.has(PARALLEL_GAMES.name) {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            body.set(PARALLEL_GAMES.name, cpus.into());
         }
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
-        body.flag("threads", Some(self.threads.as_deref().unwrap_or(&cpus)));
         self.search.fill(&mut body);
         let json = body.finish().map_err(|p| flags.invalid(p))?;
         let bounds = SimulateBounds {

@@ -36,7 +36,9 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::read::{body_object, kind_of, pointer, read_board, read_bool};
-use super::{read_search, Problem, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH_FIELDS};
+use super::{
+    field, read_search, Problem, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, ONE_SEARCH, SEARCH,
+};
 use crate::engine::{Direction, Tiles};
 use crate::eval::{AnyEvaluator, Evaluator, Network};
 use crate::names::named_enum;
@@ -187,7 +189,7 @@ impl AnalyzeRequest {
         let mut problems = Problems::default();
         let mut known = RECORD_FIELDS.to_vec();
         known.push("contiguous");
-        known.extend_from_slice(SEARCH_FIELDS);
+        known.extend(field::names(&[SEARCH, ONE_SEARCH]));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
@@ -198,7 +200,7 @@ impl AnalyzeRequest {
             budget_by_default: false,
             ..bounds.search
         };
-        let search = read_search(map, &search_bounds, &mut problems);
+        let search = read_search(map, &search_bounds, true, &mut problems);
         let ((record, form), search) = problems.finish(record.zip(search))?;
         Ok(AnalyzeRequest {
             record,

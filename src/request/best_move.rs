@@ -8,7 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::read::body_object;
-use super::{read_search, required_board, Problem, Problems, Rows, SearchBounds, SearchRequest, SEARCH_FIELDS};
+use super::{
+    field, read_search, required_board, Problem, Problems, Rows, SearchBounds, SearchRequest, ONE_SEARCH, SEARCH,
+};
 use crate::engine::{Direction, Tiles};
 use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind, Network};
 use crate::search::{search, SearchOutcome, SearchSettings, StopHandle};
@@ -25,12 +27,12 @@ impl BestMoveRequest {
     pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<BestMoveRequest, Problems> {
         let mut problems = Problems::default();
         let mut known = vec!["board"];
-        known.extend_from_slice(SEARCH_FIELDS);
+        known.extend(field::names(&[SEARCH, ONE_SEARCH]));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
         let board = required_board(map, &mut problems);
-        let search = read_search(map, bounds, &mut problems);
+        let search = read_search(map, bounds, true, &mut problems);
         let (board, search) = problems.finish(board.zip(search))?;
         Ok(BestMoveRequest { board, search })
     }

@@ -7,14 +7,27 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::field::{self, Absent, Field};
 use super::read::body_object;
-use super::{check_network, read_weights, required_board, EvaluatorRequest, Problem, Problems, Rows};
+use super::{
+    check_network, read_weights, required_board, EvaluatorRequest, Problem, Problems, Rows, EVALUATOR, WEIGHTS,
+};
 use crate::engine::{Direction, Tiles};
 use crate::eval::{AnyEvaluator, Breakdown, Component, Evaluator, EvaluatorKind, Network};
 use crate::names::quoted_or_list;
 
 /// `evaluator` when not given (the explainable heuristic of the seed document).
 pub const DEFAULT_EVALUATE_EVALUATOR: EvaluatorKind = EvaluatorKind::Classic;
+
+/// `evaluator` of `/evaluate`: the search's field, without a profile to take its default from.
+pub const EVALUATE_EVALUATOR: Field = Field {
+    help: "Evaluator (ntuple needs a network)",
+    absent: Absent::Name(DEFAULT_EVALUATE_EVALUATOR.as_str()),
+    ..EVALUATOR
+};
+
+/// The fields of `/evaluate` beside its `board`.
+pub const EVALUATE: &[&Field] = &[&EVALUATE_EVALUATOR, &WEIGHTS];
 
 /// `POST /evaluate` and `advisor2048 evaluate`.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,21 +40,23 @@ impl EvaluateRequest {
     /// Reads and validates a request, reporting every problem; `network` says whether `ntuple` can be asked for.
     pub fn from_json(body: &Value, network: bool) -> Result<EvaluateRequest, Problems> {
         let mut problems = Problems::default();
-        let Some(map) = body_object(body, &["board", "evaluator", "weights"], &mut problems) else {
+        let mut known = vec!["board"];
+        known.extend(field::names(&[EVALUATE]));
+        let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
         let board = required_board(map, &mut problems);
-        let kind = match map.get("evaluator") {
+        let kind = match map.get(EVALUATE_EVALUATOR.name) {
             None => Some(DEFAULT_EVALUATE_EVALUATOR),
             Some(v) => match v.as_str().map(str::parse::<EvaluatorKind>) {
                 Some(Ok(kind)) => Some(kind),
                 Some(Err(e)) => {
-                    problems.push("/evaluator", e.to_string());
+                    problems.push(EVALUATE_EVALUATOR.pointer(), e.to_string());
                     None
                 }
                 None => {
                     problems.push(
-                        "/evaluator",
+                        EVALUATE_EVALUATOR.pointer(),
                         format!("evaluator must be {}, found {v}", quoted_or_list(EvaluatorKind::NAMES)),
                     );
                     None
@@ -58,7 +73,7 @@ impl EvaluateRequest {
             evaluator: EvaluatorRequest {
                 kind,
                 weights,
-                named: map.contains_key("evaluator"),
+                named: map.contains_key(EVALUATE_EVALUATOR.name),
             },
         })
     }

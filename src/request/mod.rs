@@ -15,10 +15,10 @@
 pub mod analyze;
 pub mod best_move;
 pub mod evaluate;
+pub mod field;
 pub mod read;
 pub mod simulate;
 
-use std::ops::{Range, RangeInclusive};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,54 +27,166 @@ use serde_json::{Map, Value};
 
 pub use analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse, AnalyzeSummary, Grade, MoveReview};
 pub use best_move::{BestMoveRequest, BestMoveResponse, MoveAnswer, SearchInfo};
-pub use evaluate::{AfterMove, EvaluateRequest, EvaluateResponse, DEFAULT_EVALUATE_EVALUATOR};
-pub use simulate::{
-    RunLimits, SimulateBounds, SimulateRequest, DEFAULT_GAMES, DEFAULT_SIM_SEED, MAX_FIRST_GAME, MIN_GAMES,
-    MIN_MAX_MOVES,
-};
+pub use evaluate::{AfterMove, EvaluateRequest, EvaluateResponse, DEFAULT_EVALUATE_EVALUATOR, EVALUATE};
+pub use simulate::{RunLimits, SimulateBounds, SimulateRequest, SIMULATE};
 
 use crate::engine::Tiles;
 use crate::eval::{AnyEvaluator, EvaluatorKind, Network, WeightError};
 use crate::search::{Depth, Profile, SearchSettings, Terminal, DEFAULT_TT_BITS, MAX_DEPTH};
-use read::{
-    body_object, kind_of, pointer, read_board, read_clamped, read_f64, read_str, read_u64, weight_value, whole_number,
-};
+use field::{Absent, Accepts, Field, FlagDefault};
+use read::{body_object, kind_of, pointer, read_board, weight_value, whole_number};
 
-/// `time_budget_ms`: the smallest budget; larger ones are clamped to the bound's maximum.
-pub const MIN_BUDGET_MS: u64 = 1;
-/// `depth` in plies, when not `auto` (the upper end is also capped by [`SearchBounds::max_depth`]).
-pub const DEPTH: RangeInclusive<u64> = 1..=MAX_DEPTH as u64;
-/// `prob_cutoff`: at least 0, below 1.
-pub const PROB_CUTOFF: Range<f64> = 0.0..1.0;
 /// The largest magnitude of a weight (and of `reward_weight`): keeps every value and contribution finite.
 pub const MAX_WEIGHT: f64 = 1e9;
-/// `sample_cells`: empty cells a chance node averages over at most.
-pub const SAMPLE_CELLS: RangeInclusive<u64> = 1..=16;
-/// `top_k`: moves expanded below the root.
-pub const TOP_K: RangeInclusive<u64> = 1..=4;
-/// `threads`: at least one (more than [`SearchBounds::max_threads`] are clamped to it).
-pub const MIN_THREADS: u64 = 1;
 /// The largest time budget of a search run on the command line (a day): a larger one is clamped to it.
 pub const LOCAL_MAX_BUDGET: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Board rows of tile values, top row first (as every answer shows a board).
 pub type Rows = [[u32; 4]; 4];
 
-/// The fields of a search request shared by `/best-move` and `/simulate`.
-pub const SEARCH_FIELDS: &[&str] = &[
-    "profile",
-    "evaluator",
-    "depth",
-    "time_budget_ms",
-    "prob_cutoff",
-    "reward_weight",
-    "terminal",
-    "weights",
-    "sample_cells",
-    "top_k",
-    "seed",
-    "threads",
+/// `profile`.
+pub const PROFILE: Field = Field {
+    name: "profile",
+    flag: "profile",
+    value_name: "PROFILE",
+    help: "Named defaults, each field overridable (learned: evaluator ntuple, the network of --weights, depth 5, \
+           reward weight 1, leaves right after a move; tuned: evaluator tuned, depth auto; classic: evaluator \
+           classic, depth 4, reward weight 1)",
+    accepts: Accepts::Name { names: Profile::NAMES },
+    absent: Absent::Said("learned; tuned with --weights none"),
+    flag_default: FlagDefault::Absent,
+};
+/// `evaluator` of a search: overrides the profile's.
+pub const EVALUATOR: Field = Field {
+    name: "evaluator",
+    flag: "evaluator",
+    value_name: "EVALUATOR",
+    help: "Evaluator, overriding the profile's (ntuple needs a network)",
+    accepts: Accepts::Name {
+        names: EvaluatorKind::NAMES,
+    },
+    absent: Absent::Said("the profile's"),
+    flag_default: FlagDefault::Absent,
+};
+/// `depth`, in plies or `auto` (the upper end is also capped by [`SearchBounds::max_depth`]).
+pub const DEPTH: Field = Field {
+    name: "depth",
+    flag: "depth",
+    value_name: "PLIES|auto",
+    help: "Plies to search",
+    accepts: Accepts::PliesOrAuto { max: MAX_DEPTH as u64 },
+    absent: Absent::Said("the profile's"),
+    flag_default: FlagDefault::Absent,
+};
+/// `time_budget_ms`: larger budgets are clamped to the bounds' maximum.
+pub const TIME_BUDGET_MS: Field = Field {
+    name: "time_budget_ms",
+    flag: "budget-ms",
+    value_name: "MS",
+    help: "Time budget in ms (more than a day counts as a day): deepen iteratively and return the deepest \
+           completed depth",
+    accepts: Accepts::Clamped { min: 1 },
+    absent: Absent::Said("none, search to the depth"),
+    flag_default: FlagDefault::Absent,
+};
+/// `prob_cutoff`.
+pub const PROB_CUTOFF: Field = Field {
+    name: "prob_cutoff",
+    flag: "prob-cutoff",
+    value_name: "P",
+    help: "Chance nodes whose path probability is below this use the heuristic",
+    accepts: Accepts::Below { min: 0.0, below: 1.0 },
+    absent: Absent::Said("0.0001"),
+    flag_default: FlagDefault::Absent,
+};
+/// `reward_weight`.
+pub const REWARD_WEIGHT: Field = Field {
+    name: "reward_weight",
+    flag: "reward-weight",
+    value_name: "W",
+    help: "Weight of a move's merge reward in a move node's value",
+    accepts: Accepts::Magnitude { max: MAX_WEIGHT },
+    absent: Absent::Said("the profile's"),
+    flag_default: FlagDefault::Absent,
+};
+/// `terminal`.
+pub const TERMINAL: Field = Field {
+    name: "terminal",
+    flag: "terminal",
+    value_name: "TERMINAL",
+    help: "Value of a board with no legal move inside the search",
+    accepts: Accepts::Name { names: Terminal::NAMES },
+    absent: Absent::Said("the profile's"),
+    flag_default: FlagDefault::Absent,
+};
+/// `weights`: evaluator weight overrides by name.
+pub const WEIGHTS: Field = Field {
+    name: "weights",
+    flag: "weight",
+    value_name: "NAME=VALUE",
+    help: "Override an evaluator weight, e.g. --weight empty=3",
+    accepts: Accepts::NamedNumbers { max: MAX_WEIGHT },
+    absent: Absent::Said("the evaluator's"),
+    flag_default: FlagDefault::Absent,
+};
+/// `sample_cells`.
+pub const SAMPLE_CELLS: Field = Field {
+    name: "sample_cells",
+    flag: "sample-cells",
+    value_name: "K",
+    help: "Average over at most this many empty cells per chance node, a seeded sample",
+    accepts: Accepts::Whole { min: 1, max: 16 },
+    absent: Absent::Said("every empty cell"),
+    flag_default: FlagDefault::Absent,
+};
+/// `top_k`.
+pub const TOP_K: Field = Field {
+    name: "top_k",
+    flag: "top-k",
+    value_name: "K",
+    help: "Expand only the k best moves (by immediate evaluation) below the root",
+    accepts: Accepts::Whole { min: 1, max: 4 },
+    absent: Absent::Said("every move"),
+    flag_default: FlagDefault::Absent,
+};
+/// `seed` of one search (in `/simulate` the run's seed is a field of its own).
+pub const SEARCH_SEED: Field = Field {
+    name: "seed",
+    flag: "search-seed",
+    value_name: "SEED",
+    help: "Seed of the search's random choices (sample-cells)",
+    accepts: Accepts::Whole { min: 0, max: u64::MAX },
+    absent: Absent::Whole(0),
+    flag_default: FlagDefault::Absent,
+};
+/// `threads` of one search: threads for its root moves (in `/simulate`, games played in parallel: a field of its
+/// own); more than [`SearchBounds::max_threads`] are clamped to it.
+pub const SEARCH_THREADS: Field = Field {
+    name: "threads",
+    flag: "search-threads",
+    value_name: "N",
+    help: "Threads for the root moves of one search (more than the CPUs count as the CPUs)",
+    accepts: Accepts::Clamped { min: 1 },
+    absent: Absent::Whole(1),
+    flag_default: FlagDefault::Absent,
+};
+
+/// The fields of what to search, shared by `/best-move`, `/simulate` and `/analyze`.
+pub const SEARCH: &[&Field] = &[
+    &PROFILE,
+    &EVALUATOR,
+    &DEPTH,
+    &TIME_BUDGET_MS,
+    &PROB_CUTOFF,
+    &REWARD_WEIGHT,
+    &TERMINAL,
+    &WEIGHTS,
+    &SAMPLE_CELLS,
+    &TOP_K,
 ];
+
+/// The fields of a single search (`/best-move`, `/analyze`): its seed and threads.
+pub const ONE_SEARCH: &[&Field] = &[&SEARCH_SEED, &SEARCH_THREADS];
 
 /// One problem with one place in the request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -196,7 +308,7 @@ impl EvaluatorRequest {
     pub fn build(&self, network: Option<&Arc<Network>>) -> Result<AnyEvaluator, Problem> {
         self.kind.with_network(network, &self.weights).map_err(|e| match e {
             WeightError::NoNetwork => no_network(self.named),
-            _ => Problem::new("/weights", e.to_string()),
+            _ => Problem::new(WEIGHTS.pointer(), e.to_string()),
         })
     }
 }
@@ -204,7 +316,7 @@ impl EvaluatorRequest {
 /// The problem of a request that needs the `ntuple` evaluator (profile `learned` or evaluator `ntuple`) when no
 /// network is loaded: at `/evaluator` when the request named its evaluator (`named`), else at `/profile`.
 fn no_network(named: bool) -> Problem {
-    let at = if named { "/evaluator" } else { "/profile" };
+    let at = if named { EVALUATOR.pointer() } else { PROFILE.pointer() };
     Problem::new(at, WeightError::NoNetwork.to_string())
 }
 
@@ -216,14 +328,14 @@ pub struct SearchRequest {
 }
 
 impl SearchRequest {
-    /// Reads and validates the search fields alone (a board-less request: `advisor2048 bench` searches its own
-    /// positions), reporting every problem.
+    /// Reads and validates the fields of one search alone ([`SEARCH`] and [`ONE_SEARCH`]: a board-less request,
+    /// `advisor2048 bench` searches its own positions), reporting every problem.
     pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<SearchRequest, Problems> {
         let mut problems = Problems::default();
-        let Some(map) = body_object(body, SEARCH_FIELDS, &mut problems) else {
+        let Some(map) = body_object(body, &field::names(&[SEARCH, ONE_SEARCH]), &mut problems) else {
             return Err(problems);
         };
-        let search = read_search(map, bounds, &mut problems);
+        let search = read_search(map, bounds, true, &mut problems);
         problems.finish(search)
     }
 }
@@ -241,89 +353,76 @@ fn required_board(map: &Map<String, Value>, problems: &mut Problems) -> Option<T
 /// Records [`no_network`] when the request needs the `ntuple` evaluator and no network is `loaded`.
 fn check_network(map: &Map<String, Value>, kind: EvaluatorKind, loaded: bool, problems: &mut Problems) {
     if kind == EvaluatorKind::NTuple && !loaded {
-        problems.0.push(no_network(map.contains_key("evaluator")));
+        problems.0.push(no_network(map.contains_key(EVALUATOR.name)));
     }
 }
 
-/// Reads the search fields: the profile's defaults with every given field applied, the budget clamped to the
-/// bounds' maximum, and the validated weight overrides.
-fn read_search(map: &Map<String, Value>, bounds: &SearchBounds, problems: &mut Problems) -> Option<SearchRequest> {
+/// Reads the fields of what to search ([`SEARCH`]): the profile's defaults with every given field applied, the
+/// budget clamped to the bounds' maximum, and the validated weight overrides. With `one_search` also the seed and
+/// threads of a single search ([`ONE_SEARCH`]; more threads than the bounds allow are clamped to them, like the
+/// budget); without, the search runs on one thread with seed 0 (a simulation seeds each move's search itself).
+fn read_search(
+    map: &Map<String, Value>,
+    bounds: &SearchBounds,
+    one_search: bool,
+    problems: &mut Problems,
+) -> Option<SearchRequest> {
     let before = problems.len();
-    let profile = match read_str(map, "profile", problems).map(str::parse::<Profile>) {
-        Some(Ok(p)) => p,
-        Some(Err(e)) => {
-            problems.push("/profile", e.to_string());
-            bounds.default_profile()
-        }
-        None => bounds.default_profile(),
-    };
+    let profile = PROFILE
+        .read_name(map, problems)
+        .unwrap_or_else(|| bounds.default_profile());
     let mut s = SearchSettings {
         tt_bits: bounds.tt_bits,
         ..profile.settings()
     };
-    let mut kind = profile.evaluator();
-    match read_str(map, "evaluator", problems).map(str::parse::<EvaluatorKind>) {
-        Some(Ok(k)) => kind = k,
-        Some(Err(e)) => problems.push("/evaluator", e.to_string()),
-        None => {}
-    }
-    if let Some(v) = map.get("depth") {
-        let max_depth = u64::from(bounds.max_depth).min(*DEPTH.end());
+    let kind = EVALUATOR
+        .read_name(map, problems)
+        .unwrap_or_else(|| profile.evaluator());
+    if let Some(v) = map.get(DEPTH.name) {
+        let max_depth = match DEPTH.accepts {
+            Accepts::PliesOrAuto { max } => u64::from(bounds.max_depth).min(max),
+            _ => u64::from(bounds.max_depth),
+        };
         match (v.as_str(), whole_number(v).and_then(|d| u64::try_from(d).ok())) {
             (Some("auto"), _) => s.depth = Depth::Auto,
-            (_, Some(d)) if (*DEPTH.start()..=max_depth).contains(&d) => s.depth = Depth::Plies(d as u32),
+            (_, Some(d)) if (1..=max_depth).contains(&d) => s.depth = Depth::Plies(d as u32),
             (_, Some(d)) if d > max_depth => problems.push(
-                "/depth",
+                DEPTH.pointer(),
                 format!("depth {d} is over the server's limit of {max_depth} plies (--max-depth)"),
             ),
             _ => problems.push(
-                "/depth",
+                DEPTH.pointer(),
                 format!("depth must be \"auto\" or a number of plies from 1, found {v}"),
             ),
         }
     }
     let max_ms = u64::try_from(bounds.max_budget.as_millis()).unwrap_or(u64::MAX);
-    s.time_budget = match read_clamped(map, "time_budget_ms", MIN_BUDGET_MS, max_ms, problems) {
+    s.time_budget = match TIME_BUDGET_MS.read_clamped(map, max_ms, problems) {
         Some(ms) => Some(Duration::from_millis(ms)),
         None if bounds.budget_by_default => Some(bounds.max_budget),
         None => None,
     };
-    if let Some(p) = read_f64(map, "prob_cutoff", problems) {
-        if PROB_CUTOFF.contains(&p) {
-            s.prob_cutoff = p;
-        } else {
-            problems.push(
-                "/prob_cutoff",
-                format!("prob_cutoff must be at least 0 and below 1, found {p}"),
-            );
-        }
+    if let Some(p) = PROB_CUTOFF.read_below(map, problems) {
+        s.prob_cutoff = p;
     }
-    if let Some(v) = map.get("reward_weight") {
+    if let Some(v) = map.get(REWARD_WEIGHT.name) {
         match weight_value(v) {
             Ok(w) => s.reward_weight = w,
-            Err(message) => problems.push("/reward_weight", format!("reward_weight {message}")),
+            Err(message) => problems.push(REWARD_WEIGHT.pointer(), format!("reward_weight {message}")),
         }
     }
-    match read_str(map, "terminal", problems).map(str::parse::<Terminal>) {
-        Some(Ok(t)) => s.terminal = t,
-        Some(Err(e)) => problems.push("/terminal", e.to_string()),
-        None => {}
+    if let Some(t) = TERMINAL.read_name(map, problems) {
+        s.terminal = t;
     }
-    s.sample_cells = read_u64(
-        map,
-        "sample_cells",
-        *SAMPLE_CELLS.start(),
-        *SAMPLE_CELLS.end(),
-        problems,
-    )
-    .map(|k| k as u32);
-    s.top_k = read_u64(map, "top_k", *TOP_K.start(), *TOP_K.end(), problems).map(|k| k as u32);
-    if let Some(seed) = read_u64(map, "seed", 0, u64::MAX, problems) {
-        s.seed = seed;
-    }
-    // More threads than allowed are clamped to the limit, like the time budget.
-    if let Some(t) = read_clamped(map, "threads", MIN_THREADS, bounds.max_threads as u64, problems) {
-        s.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
+    s.sample_cells = SAMPLE_CELLS.read_whole(map, problems).map(|k| k as u32);
+    s.top_k = TOP_K.read_whole(map, problems).map(|k| k as u32);
+    if one_search {
+        if let Some(seed) = SEARCH_SEED.read_whole(map, problems) {
+            s.seed = seed;
+        }
+        if let Some(t) = SEARCH_THREADS.read_clamped(map, bounds.max_threads as u64, problems) {
+            s.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
+        }
     }
     let weights = read_weights(map, kind, problems);
     if problems.len() > before {
@@ -334,19 +433,19 @@ fn read_search(map: &Map<String, Value>, bounds: &SearchBounds, problems: &mut P
     let evaluator = EvaluatorRequest {
         kind,
         weights: weights?,
-        named: map.contains_key("evaluator"),
+        named: map.contains_key(EVALUATOR.name),
     };
     (problems.len() == before).then_some(SearchRequest { settings: s, evaluator })
 }
 
 /// The request's `weights`: names known to the evaluator, numbers within [`MAX_WEIGHT`].
 fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mut Problems) -> Option<Weights> {
-    let Some(v) = map.get("weights") else {
+    let Some(v) = map.get(WEIGHTS.name) else {
         return Some(Vec::new());
     };
     let Some(obj) = v.as_object() else {
         problems.push(
-            "/weights",
+            WEIGHTS.pointer(),
             format!(
                 "weights must be an object of weight names to numbers, found {}",
                 kind_of(v)
@@ -363,7 +462,7 @@ fn read_weights(map: &Map<String, Value>, kind: EvaluatorKind, problems: &mut Pr
     };
     let before = problems.len();
     for (name, value) in obj {
-        let at = pointer(&["weights", name]);
+        let at = pointer(&[WEIGHTS.name, name]);
         if !known.contains(&name.as_str()) {
             let unknown = WeightError::Unknown {
                 evaluator: kind.as_str(),

@@ -8,24 +8,83 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::read::{body_object, read_board, read_bool, read_u64};
-use super::{read_search, Problem, Problems, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH_FIELDS};
+use super::field::{self, Absent, Accepts, Field, FlagDefault};
+use super::read::{body_object, read_board};
+use super::{read_search, Problem, Problems, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH};
 use crate::engine::Tiles;
 use crate::eval::Network;
 use crate::search::StopHandle;
 use crate::sim::{simulate_with_progress, GameRecord, Progress, SimConfig, SimReport};
 
-/// `games`: the fewest.
-pub const MIN_GAMES: u64 = 1;
-/// `games` when not given.
-pub const DEFAULT_GAMES: u64 = 1;
-/// `first_game`: the largest (2^63 - 1, so that clients holding it in a signed 64-bit integer can send any index
-/// the server accepts); `first_game + games` must also stay within 64 bits.
-pub const MAX_FIRST_GAME: u64 = i64::MAX as u64;
-/// `seed` when not given.
-pub const DEFAULT_SIM_SEED: u64 = 0;
-/// `max_moves`: the fewest moves per game.
-pub const MIN_MAX_MOVES: u64 = 1;
+/// `games`: how many (at most [`SimulateBounds::max_games`]).
+pub const GAMES: Field = Field {
+    name: "games",
+    flag: "games",
+    value_name: "N",
+    help: "Number of games",
+    accepts: Accepts::Whole { min: 1, max: u64::MAX },
+    absent: Absent::Whole(1),
+    flag_default: FlagDefault::Value("10"),
+};
+/// `first_game`: at most 2^63 - 1, so that clients holding it in a signed 64-bit integer can send any index the
+/// server accepts; `first_game + games` must also stay within 64 bits.
+pub const FIRST_GAME: Field = Field {
+    name: "first_game",
+    flag: "first-game",
+    value_name: "K",
+    help: "Index of the first game: play games K .. K+N-1 of the run (N from --games), so that chunks of one long \
+           run, played apart and merged with `advisor2048 report`, are the games of the whole run",
+    accepts: Accepts::Whole {
+        min: 0,
+        max: i64::MAX as u64,
+    },
+    absent: Absent::Whole(0),
+    flag_default: FlagDefault::Absent,
+};
+/// `seed` of the run (each move's search is seeded from it).
+pub const SEED: Field = Field {
+    name: "seed",
+    flag: "seed",
+    value_name: "SEED",
+    help: "Seed of the run; game i uses a seed derived from it (reported per game)",
+    accepts: Accepts::Whole { min: 0, max: u64::MAX },
+    absent: Absent::Whole(0),
+    flag_default: FlagDefault::Value("1"),
+};
+/// `max_moves` per game (at most [`SimulateBounds::max_moves`]).
+pub const MAX_MOVES: Field = Field {
+    name: "max_moves",
+    flag: "max-moves",
+    value_name: "N",
+    help: "End each game after this many moves",
+    accepts: Accepts::Whole { min: 1, max: u64::MAX },
+    absent: Absent::Said("until game over"),
+    flag_default: FlagDefault::Absent,
+};
+/// `trace`: record every move.
+pub const TRACE: Field = Field {
+    name: "trace",
+    flag: "trace",
+    value_name: "",
+    help: "Record every move (board, direction, value, reward) in the JSON output",
+    accepts: Accepts::Bool,
+    absent: Absent::Bool(false),
+    flag_default: FlagDefault::Absent,
+};
+/// `threads` of a simulation: games played in parallel, each game's searches on one thread (more than
+/// [`SearchBounds::max_threads`] are clamped to it).
+pub const PARALLEL_GAMES: Field = Field {
+    name: "threads",
+    flag: "threads",
+    value_name: "N",
+    help: "Threads playing games in parallel (more than the CPUs count as the CPUs); the games do not depend on it",
+    accepts: Accepts::Clamped { min: 1 },
+    absent: Absent::Whole(1),
+    flag_default: FlagDefault::Said("the number of CPUs"),
+};
+
+/// The fields of a simulation's run (beside its start `board` and the [`SEARCH`] before every move).
+pub const SIMULATE: &[&Field] = &[&GAMES, &FIRST_GAME, &SEED, &MAX_MOVES, &TRACE, &PARALLEL_GAMES];
 
 /// What a `/simulate` request may ask for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -83,38 +142,39 @@ impl SimulateRequest {
     /// Reads and validates a request, reporting every problem.
     pub fn from_json(body: &Value, bounds: &SimulateBounds) -> Result<SimulateRequest, Problems> {
         let mut problems = Problems::default();
-        let mut known = vec!["board", "games", "first_game", "seed", "max_moves", "trace"];
-        known.extend(SEARCH_FIELDS.iter().filter(|f| **f != "seed"));
+        let mut known = vec!["board"];
+        known.extend(field::names(&[SIMULATE, SEARCH]));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
         // An invalid board is recorded in `problems`, so `finish` below refuses the request.
         let start = map.get("board").and_then(|v| read_board(v, "/board", &mut problems));
-        let games = match read_u64(map, "games", MIN_GAMES, u64::MAX, &mut problems).unwrap_or(DEFAULT_GAMES) {
-            g if g > bounds.max_games => {
+        let games = match GAMES.read_whole(map, &mut problems) {
+            Some(g) if g > bounds.max_games => {
                 problems.push(
-                    "/games",
+                    GAMES.pointer(),
                     format!(
                         "games {g} is over the server's limit of {} (--max-sim-games)",
                         bounds.max_games
                     ),
                 );
-                DEFAULT_GAMES
+                None
             }
             g => g,
-        };
-        let first_game = read_u64(map, "first_game", 0, MAX_FIRST_GAME, &mut problems).unwrap_or(0);
+        }
+        .unwrap_or(GAMES.absent_whole());
+        let first_game = FIRST_GAME.read_whole(map, &mut problems).unwrap_or(0);
         if first_game.checked_add(games).is_none() {
             problems.push(
-                "/first_game",
+                FIRST_GAME.pointer(),
                 format!("first_game {first_game} plus games {games} is past the last game index, 2^64 - 1"),
             );
         }
-        let seed = read_u64(map, "seed", 0, u64::MAX, &mut problems).unwrap_or(DEFAULT_SIM_SEED);
-        let max_moves = match read_u64(map, "max_moves", MIN_MAX_MOVES, u64::MAX, &mut problems) {
+        let seed = SEED.read_whole(map, &mut problems).unwrap_or(SEED.absent_whole());
+        let max_moves = match MAX_MOVES.read_whole(map, &mut problems) {
             Some(m) if m > bounds.max_moves => {
                 problems.push(
-                    "/max_moves",
+                    MAX_MOVES.pointer(),
                     format!(
                         "max_moves {m} is over the server's limit of {} moves per request (--max-sim-moves)",
                         bounds.max_moves
@@ -124,19 +184,19 @@ impl SimulateRequest {
             }
             m => m,
         };
-        let trace = read_bool(map, "trace", &mut problems).unwrap_or(false);
-        // Here `seed` is the games' seed, not a search field: it was read once, above.
-        let mut search_fields = map.clone();
-        search_fields.remove("seed");
+        let trace = TRACE.read_bool(map, &mut problems).unwrap_or(false);
+        let max_parallel = bounds.search.max_threads;
+        let parallel_games = PARALLEL_GAMES
+            .read_clamped(map, max_parallel as u64, &mut problems)
+            .map_or(1, |t| usize::try_from(t).unwrap_or(max_parallel));
         let search_bounds = SearchBounds {
             max_budget: bounds.search.max_budget.min(bounds.move_budget),
             budget_by_default: false,
             ..bounds.search
         };
-        let search = read_search(&search_fields, &search_bounds, &mut problems);
-        let mut search = problems.finish(search)?;
-        // The search fields' `threads` is the games played in parallel; each game searches on one thread.
-        let parallel_games = std::mem::replace(&mut search.settings.threads, 1);
+        // Each game's searches run on one thread, seeded per move from the run's seed.
+        let search = read_search(map, &search_bounds, false, &mut problems);
+        let search = problems.finish(search)?;
         Ok(SimulateRequest {
             start,
             games,

@@ -5,8 +5,10 @@
 use crate::common;
 
 use advisor2048::eval::{ClassicWeights, EvaluatorKind, TunedWeights};
+use advisor2048::request::analyze::RECORD_FIELDS;
+use advisor2048::request::field::{self, Absent, Accepts, Field};
 use advisor2048::request::{
-    BestMoveRequest, SimulateRequest, DEFAULT_EVALUATE_EVALUATOR, DEFAULT_GAMES, DEFAULT_SIM_SEED,
+    BestMoveRequest, SimulateRequest, DEFAULT_EVALUATE_EVALUATOR, EVALUATE, ONE_SEARCH, SEARCH, SIMULATE,
 };
 use advisor2048::search::{Profile, SearchSettings, Terminal};
 use advisor2048::server::{defaults, AppState, ServerConfig};
@@ -155,19 +157,141 @@ fn the_defaults_in_the_spec_are_the_code_s() {
         description(schema("Threads")),
         format!("default {}", SearchSettings::default().threads),
     );
-    has(description(schema("Games")), format!("default {DEFAULT_GAMES}"));
     has(
         description(schema("Games")),
         format!("default {})", defaults::MAX_SIM_GAMES),
     );
-    let sim = &schema("SimulateRequest")["properties"];
-    has(description(&sim["seed"]), format!("default {DEFAULT_SIM_SEED}"));
-    has(description(schema("FirstGame")), "default 0;".into());
     let evaluate = &schema("EvaluateRequest")["properties"];
     has(
         description(&evaluate["evaluator"]),
         format!("default {DEFAULT_EVALUATE_EVALUATOR}"),
     );
+}
+
+/// A property of a request schema with its `$ref` followed: the schema, and the property's own description
+/// followed by the schema's.
+fn resolved(property: &'static Value) -> (&'static Value, String) {
+    let target = property["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        .map(schema);
+    let words = format!("{} {}", description(property), target.map_or("", |t| description(t)));
+    // A property written out in place (`trace`) is its own schema.
+    (target.unwrap_or(property), words)
+}
+
+/// What the spec says `field` accepts and means when absent, against its declaration: the problem, if any.
+fn spec_disagrees(field: &Field, property: &'static Value) -> Option<String> {
+    let (spec, words) = resolved(property);
+    let int = |key: &str| spec[key].as_u64();
+    let num = |key: &str| spec[key].as_f64();
+    let agrees = match field.accepts {
+        // No finite maximum declared: the spec states the server's limit (checked above against what a server
+        // with the `serve` defaults refuses), 2^64 - 1, or none.
+        Accepts::Whole { min, max: u64::MAX } => spec["type"] == "integer" && int("minimum") == Some(min),
+        Accepts::Whole { min, max } => {
+            spec["type"] == "integer" && int("minimum") == Some(min) && int("maximum") == Some(max)
+        }
+        Accepts::Clamped { min } => {
+            spec["type"] == "integer" && int("minimum") == Some(min) && spec.get("maximum").is_none()
+        }
+        Accepts::Below { min, below } => {
+            spec["type"] == "number" && num("minimum") == Some(min) && num("exclusiveMaximum") == Some(below)
+        }
+        Accepts::Magnitude { max } => {
+            spec["type"] == "number" && num("minimum") == Some(-max) && num("maximum") == Some(max)
+        }
+        Accepts::Name { names: expected } => spec["type"] == "string" && names(&spec["enum"]) == expected,
+        Accepts::PliesOrAuto { max } => {
+            let plies = &spec["oneOf"][0];
+            plies["minimum"].as_u64() == Some(1)
+                && plies["maximum"].as_u64() == Some(max)
+                && spec["oneOf"][1]["const"] == "auto"
+        }
+        Accepts::Bool => spec["type"] == "boolean",
+        Accepts::NamedNumbers { max } => {
+            let (weight, _) = resolved(&spec["additionalProperties"]);
+            spec["type"] == "object"
+                && weight["minimum"].as_f64() == Some(-max)
+                && weight["maximum"].as_f64() == Some(max)
+        }
+    };
+    let default = match field.absent {
+        Absent::Whole(n) => Some(format!("default {n}")),
+        Absent::Name(name) => Some(format!("default {name}")),
+        Absent::Bool(_) | Absent::Said(_) => None,
+    };
+    if !agrees {
+        return Some(format!("the spec's {spec} is not what {:?} accepts", field.accepts));
+    }
+    default
+        .filter(|d| !words.contains(d.as_str()))
+        .map(|d| format!("the description {words:?} does not say {d:?}"))
+}
+
+/// Every field a request kind declares is a property of its schema, and every property but the board and the game
+/// record is a declared field; each declared range, list of names and default is the spec's. A bound or a default
+/// changed in its declaration and not in the spec fails here.
+#[test]
+fn every_declared_field_is_in_the_spec_as_declared() {
+    let mut record: Vec<&str> = RECORD_FIELDS.to_vec();
+    record.push("contiguous");
+    // Each request schema, the fields it declares, and its properties that are not declared fields.
+    type Kind<'a> = (&'a str, &'a [&'a [&'a Field]], &'a [&'a str]);
+    let kinds: [Kind; 4] = [
+        ("BestMoveRequest", &[SEARCH, ONE_SEARCH], &["board"]),
+        ("SimulateRequest", &[SIMULATE, SEARCH], &["board"]),
+        ("EvaluateRequest", &[EVALUATE], &["board"]),
+        ("AnalyzeRequest", &[SEARCH, ONE_SEARCH], &record),
+    ];
+    let mut problems = Vec::new();
+    for (request, sets, not_declared) in kinds {
+        let properties = schema(request)["properties"].as_object().expect("properties");
+        let mut in_spec: Vec<&str> = properties
+            .keys()
+            .map(String::as_str)
+            .filter(|p| !not_declared.contains(p))
+            .collect();
+        let mut declared = field::names(sets);
+        in_spec.sort_unstable();
+        declared.sort_unstable();
+        assert_eq!(
+            in_spec, declared,
+            "{request}: the spec's fields against the declared ones"
+        );
+        for field in sets.iter().flat_map(|set| set.iter()) {
+            if let Some(problem) = spec_disagrees(field, &properties[field.name]) {
+                problems.push(format!("{request}.{}: {problem}", field.name));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The check above can fail: a declaration whose range, names or default the spec does not state is caught.
+#[test]
+fn a_declaration_the_spec_does_not_state_is_caught() {
+    use advisor2048::request::simulate::GAMES;
+    use advisor2048::request::{DEPTH, TOP_K};
+    let best_move = &schema("BestMoveRequest")["properties"];
+    assert_eq!(spec_disagrees(&TOP_K, &best_move["top_k"]), None);
+    let wider = Field {
+        accepts: Accepts::Whole { min: 1, max: 5 },
+        ..TOP_K
+    };
+    assert!(spec_disagrees(&wider, &best_move["top_k"]).is_some());
+    let deeper = Field {
+        accepts: Accepts::PliesOrAuto { max: 30 },
+        ..DEPTH
+    };
+    assert!(spec_disagrees(&deeper, &best_move["depth"]).is_some());
+    let simulate = &schema("SimulateRequest")["properties"];
+    assert_eq!(spec_disagrees(&GAMES, &simulate["games"]), None);
+    let more_by_default = Field {
+        absent: Absent::Whole(2),
+        ..GAMES
+    };
+    assert!(spec_disagrees(&more_by_default, &simulate["games"]).is_some());
 }
 
 #[test]
