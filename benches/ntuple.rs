@@ -52,7 +52,6 @@ fn ntuple(c: &mut Criterion) {
     for depth in [3, 5] {
         let settings = SearchSettings {
             depth: Depth::Plies(depth),
-            time_budget: None,
             ..Profile::Learned.settings()
         };
         let nodes: u64 = tiles

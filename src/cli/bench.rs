@@ -104,7 +104,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         "positions": positions.len(),
         "profile": settings.profile.as_str(),
         "depth": settings.depth.to_string(),
-        "threads": settings.threads,
+        "threads": settings.run.threads,
         "total_s": secs,
         "positions_per_s": positions.len() as f64 / secs,
         "nodes": nodes,
@@ -121,7 +121,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             positions.len(),
             settings.profile,
             settings.depth,
-            settings.threads,
+            settings.run.threads,
             secs
         );
         println!("  positions/s   {:>14.2}", positions.len() as f64 / secs);
@@ -146,10 +146,8 @@ fn review_bench(
     evaluator: AnyEvaluator,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let settings = SearchSettings {
-        threads: 1,
-        ..settings.clone()
-    };
+    let mut settings = settings.clone();
+    settings.run.threads = 1;
     let config = SimConfig {
         trace: true,
         max_moves: Some(moves),

@@ -555,3 +555,39 @@ fn healthcheck(args: &HealthcheckArgs) -> anyhow::Result<ExitCode> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own check of every command: no two flags share an id or a name (the request fields' flags are built
+    /// from their declarations, beside each command's own flags).
+    #[test]
+    fn every_command_s_flags_are_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_request_field_s_flag_carries_its_value_into_the_request() {
+        let cli = Cli::parse_from([
+            "advisor2048",
+            "bench",
+            "--seed",
+            "7",
+            "--search-seed",
+            "9",
+            "--top-k",
+            "2",
+        ]);
+        let Some(Command::Bench(args)) = cli.command else {
+            panic!("not bench");
+        };
+        assert_eq!(args.seed, 7);
+        let mut body = Body::default();
+        args.search.fill(&mut body);
+        args.one.fill(&mut body);
+        let json = body.finish().map_err(|p| p.len()).expect("no problems");
+        assert_eq!(json, serde_json::json!({"seed": 9, "top_k": 2}));
+    }
+}

@@ -70,9 +70,15 @@ impl<S: FieldSet> FieldFlags<S> {
     }
 }
 
-/// The flag of `field`: its id is the JSON name, so that no two fields of one command share one.
+/// The id of `field`'s flag: the flag's name, which no other flag of the command has (a JSON name may be a
+/// command's own flag too: `bench --seed` beside the search's `seed`, `--search-seed`).
+fn field_id(field: &Field) -> &'static str {
+    field.flag
+}
+
+/// The flag of `field`.
 fn field_arg(field: &'static Field) -> Arg {
-    let arg = Arg::new(field.name).long(field.flag).help(field.flag_help());
+    let arg = Arg::new(field_id(field)).long(field.flag).help(field.flag_help());
     match field.accepts {
         Accepts::Bool => arg.action(ArgAction::SetTrue),
         Accepts::NamedNumbers { .. } => arg.value_name(field.value_name).action(ArgAction::Append),
@@ -109,11 +115,11 @@ impl<S: FieldSet> clap::FromArgMatches for FieldFlags<S> {
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         for &field in S::FIELDS {
             let given = match field.accepts {
-                Accepts::Bool => matches.get_flag(field.name).then_some(Given::Switch),
+                Accepts::Bool => matches.get_flag(field_id(field)).then_some(Given::Switch),
                 Accepts::NamedNumbers { .. } => matches
-                    .get_many::<String>(field.name)
+                    .get_many::<String>(field_id(field))
                     .map(|texts| Given::Repeated(texts.cloned().collect())),
-                _ => matches.get_one::<String>(field.name).cloned().map(Given::Text),
+                _ => matches.get_one::<String>(field_id(field)).cloned().map(Given::Text),
             };
             self.given.retain(|(f, _)| f.name != field.name);
             if let Some(given) = given {

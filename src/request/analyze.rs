@@ -42,7 +42,7 @@ use super::{
 use crate::engine::{Direction, Tiles};
 use crate::eval::{AnyEvaluator, Evaluator, Network};
 use crate::names::named_enum;
-use crate::search::{search, Depth, SearchOutcome, SearchSettings, StopHandle};
+use crate::search::{search, Depth, RunSettings, SearchOutcome, SearchSettings, StopHandle};
 use crate::sim::move_seed;
 
 /// The fields of a record; exactly one form is given (`start` with `directions` and `spawns`).
@@ -251,10 +251,8 @@ impl AnalyzeRequest {
         mut on_move: impl FnMut(&MoveReview),
     ) -> AnalyzeSummary {
         let started = Instant::now();
-        let mut settings = SearchSettings {
-            stop_at: deadline,
-            ..self.search.settings.clone()
-        };
+        let mut settings = self.search.settings.clone();
+        settings.run.stop_at = deadline;
         let base_seed = settings.seed;
         let mut tally = Tally::default();
         for (i, m) in self.record.iter().enumerate() {
@@ -293,8 +291,11 @@ fn graded_search(
     }
     let one_ply = SearchSettings {
         depth: Depth::Plies(1),
-        time_budget: None,
-        node_limit: None,
+        run: RunSettings {
+            time_budget: None,
+            node_limit: None,
+            ..settings.run.clone()
+        },
         ..settings.clone()
     };
     let outcome = search(board, evaluator, &one_ply, stop);

@@ -371,10 +371,8 @@ fn read_search(
     let profile = PROFILE
         .read_name(map, problems)
         .unwrap_or_else(|| bounds.default_profile());
-    let mut s = SearchSettings {
-        tt_bits: bounds.tt_bits,
-        ..profile.settings()
-    };
+    let mut s = profile.settings();
+    s.run.tt_bits = bounds.tt_bits;
     let kind = EVALUATOR
         .read_name(map, problems)
         .unwrap_or_else(|| profile.evaluator());
@@ -397,7 +395,7 @@ fn read_search(
         }
     }
     let max_ms = u64::try_from(bounds.max_budget.as_millis()).unwrap_or(u64::MAX);
-    s.time_budget = match TIME_BUDGET_MS.read_clamped(map, max_ms, problems) {
+    s.run.time_budget = match TIME_BUDGET_MS.read_clamped(map, max_ms, problems) {
         Some(ms) => Some(Duration::from_millis(ms)),
         None if bounds.budget_by_default => Some(bounds.max_budget),
         None => None,
@@ -421,7 +419,7 @@ fn read_search(
             s.seed = seed;
         }
         if let Some(t) = SEARCH_THREADS.read_clamped(map, bounds.max_threads as u64, problems) {
-            s.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
+            s.run.threads = usize::try_from(t).unwrap_or(bounds.max_threads);
         }
     }
     let weights = read_weights(map, kind, problems);

@@ -44,7 +44,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use params::{auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, SearchSettings, Terminal};
+pub use params::{
+    auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, RunSettings, SearchSettings, Terminal,
+};
 pub use params::{DEFAULT_TT_BITS, LEARNED_DEFAULT_DEPTH, MAX_DEPTH};
 pub use stop::{StopHandle, StopOnDrop};
 pub use tt::TranspositionTable;
@@ -242,15 +244,15 @@ fn search_with<E: Evaluator>(
     stop: &StopHandle,
     timing: Timing,
 ) -> SearchOutcome {
-    let start = (timing == Timing::Measured || settings.time_budget.is_some()).then(Instant::now);
+    let start = (timing == Timing::Measured || settings.run.time_budget.is_some()).then(Instant::now);
     let elapsed = || start.map_or(Duration::ZERO, |s| s.elapsed());
     let mut target = settings.depth.plies_for(tiles).clamp(1, MAX_DEPTH);
     if eval.afterstate_values() && target % 2 == 0 {
         // A learned value is the value of a board right after a move: leaves must be such boards (odd plies).
         target += 1;
     }
-    let budget_end = settings.time_budget.zip(start).map(|(b, start)| start + b);
-    let deadline = match (budget_end, settings.stop_at) {
+    let budget_end = settings.run.time_budget.zip(start).map(|(b, start)| start + b);
+    let deadline = match (budget_end, settings.run.stop_at) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
@@ -341,7 +343,7 @@ fn greedy<E: Evaluator>(
     let values = eval.evaluate_four(moves.map(|m| m.map(|(after, _)| (after, after.transpose()))));
     outcome.stats.nodes = 4;
     // The recursion would have taken a table for each root move, and reports its size.
-    outcome.stats.tt_capacity = settings.tt_bits.map_or(0, |b| 1 << b.clamp(4, 30));
+    outcome.stats.tt_capacity = settings.run.tt_bits.map_or(0, |b| 1 << b.clamp(4, 30));
     if stop.is_stopped() {
         outcome.stats.truncated = true;
         return;
@@ -395,7 +397,7 @@ pub fn choose(values: &[Option<f64>; 4]) -> Option<Direction> {
     best.map(|(d, _)| d)
 }
 
-/// Searches every legal root direction to `depth` plies, on up to `settings.threads` threads.
+/// Searches every legal root direction to `depth` plies, on up to `settings.run.threads` threads.
 fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
     roots: [Option<(P, u64)>; 4],
     depth: u32,
@@ -412,12 +414,12 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
         count += 1;
     }
     let legal = &legal[..count];
-    let threads = settings.threads.clamp(1, legal.len().max(1));
+    let threads = settings.run.threads.clamp(1, legal.len().max(1));
     let one = |i: usize| -> RootResult {
         let (after, reward) = roots[i].expect("only legal roots are searched");
         let rng = Rng::new(derive_seed(settings.seed, i as u64));
-        let node_limit = settings.node_limit.unwrap_or(u64::MAX);
-        with_table(settings.tt_bits.filter(|_| after.tt_key().is_some()), |tt| {
+        let node_limit = settings.run.node_limit.unwrap_or(u64::MAX);
+        with_table(settings.run.tt_bits.filter(|_| after.tt_key().is_some()), |tt| {
             let capacity = tt.as_ref().map_or(0, |t| t.capacity());
             let mut tt = tt;
             if let Some(t) = tt.as_deref_mut() {

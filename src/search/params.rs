@@ -154,7 +154,10 @@ pub type ParseProfileError = crate::names::ParseNameError;
 /// tables find few more hits and cost more in cache misses than they save (see the README's speed section).
 pub const DEFAULT_TT_BITS: u8 = 17;
 
-/// Everything that shapes one search. `Default` is the `tuned` profile.
+/// One search: what it searches (these fields, chosen by a profile and the request) and how it runs ([`run`]).
+/// `Default` is the `tuned` profile.
+///
+/// [`run`]: SearchSettings::run
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchSettings {
     /// The profile these settings started from (reported back).
@@ -171,6 +174,15 @@ pub struct SearchSettings {
     pub top_k: Option<u32>,
     /// Seeds the random choices of `sample_cells`.
     pub seed: u64,
+    /// How the search runs.
+    pub run: RunSettings,
+}
+
+/// How a search runs, where it runs: its time and node limits, its transposition table and threads. Set by where
+/// the search runs (a server's bounds, the command line's flags, a self-play run's clock), not by a profile. A search
+/// that no limit cuts short finds the same values with any table size and any number of threads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSettings {
     /// With a budget the search deepens iteratively and returns the deepest completed iteration.
     pub time_budget: Option<Duration>,
     /// Stop after about this many nodes (tests bound searches by nodes, never by time).
@@ -196,6 +208,15 @@ impl Default for SearchSettings {
             sample_cells: None,
             top_k: None,
             seed: 0,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+impl Default for RunSettings {
+    /// No limit, the default table, one thread.
+    fn default() -> Self {
+        RunSettings {
             time_budget: None,
             node_limit: None,
             stop_at: None,

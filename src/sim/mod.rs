@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
-use crate::search::{choose, one_ply, search_untimed, Depth, SearchSettings, StopHandle};
+use crate::search::{choose, one_ply, search_untimed, Depth, RunSettings, SearchSettings, StopHandle};
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
 pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
@@ -263,8 +263,11 @@ fn play_in_run(
     let mut rng = Rng::new(seed);
     let start_board = config.start.unwrap_or_else(|| new_game(&mut rng));
     let mut settings = SearchSettings {
-        threads: 1,
-        stop_at: limits.deadline,
+        run: RunSettings {
+            threads: 1,
+            stop_at: limits.deadline,
+            ..config.settings.run.clone()
+        },
         ..config.settings.clone()
     };
     // A depth of one ply (as the search resolves it: 0 reads as 1) plays greedily through `one_ply`.
@@ -396,8 +399,11 @@ fn play_and_spawn(board: &Tiles, direction: Direction, rng: &mut Rng) -> (Tiles,
 fn fallback_move(board: &Tiles, config: &SimConfig, settings: &SearchSettings, stop: &StopHandle) -> (Direction, f64) {
     let one_ply = SearchSettings {
         depth: Depth::Plies(1),
-        time_budget: None,
-        node_limit: None,
+        run: RunSettings {
+            time_budget: None,
+            node_limit: None,
+            ..settings.run.clone()
+        },
         ..settings.clone()
     };
     let outcome = search_untimed(board, &config.evaluator, &one_ply, stop);

@@ -10,7 +10,7 @@ use advisor2048::engine::{Board, Tiles};
 use advisor2048::eval::ntuple::file::{self, NetFileError, TrainingSummary, ValueType, F16_RELATIVE_ERROR};
 use advisor2048::eval::ntuple::{f16_to_f32, value_reference, Network, Shape};
 use advisor2048::eval::{AnyEvaluator, Evaluator, EvaluatorKind, NTupleEvaluator, WeightError};
-use advisor2048::search::{Depth, Profile, SearchSettings};
+use advisor2048::search::{Depth, Profile, RunSettings, SearchSettings};
 use advisor2048::sim::{simulate, SimConfig};
 use advisor2048::train::{StageKey, StartPolicy, StartSource, TrainConfig, Trainer};
 use proptest::prelude::*;
@@ -368,7 +368,6 @@ fn one_thread_and_a_seed_train_the_same_network_and_a_resumed_run_equals_an_unin
 fn greedy_mean(evaluator: AnyEvaluator, profile: Profile, games: u64) -> f64 {
     let settings = SearchSettings {
         depth: Depth::Plies(1),
-        time_budget: None,
         ..profile.settings()
     };
     let config = SimConfig {
@@ -425,10 +424,8 @@ proptest! {
         let eval = AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(net.clone())));
         let settings = SearchSettings {
             depth: Depth::Plies(depth),
-            tt_bits: if tt { Some(12) } else { None },
-            threads,
             prob_cutoff,
-            time_budget: None,
+            run: RunSettings { tt_bits: if tt { Some(12) } else { None }, threads, ..RunSettings::default() },
             ..Profile::Learned.settings()
         };
         let o = search(&tiles, &eval, &settings, &StopHandle::new());
@@ -708,7 +705,6 @@ fn a_search_values_its_whole_tree_in_the_stage_of_the_root_board() {
     for depth in [1, 3] {
         let settings = SearchSettings {
             depth: Depth::Plies(depth),
-            time_budget: None,
             ..Profile::Learned.settings()
         };
         let o = search(&tiles, &eval, &settings, &StopHandle::new());

@@ -6,7 +6,7 @@ use advisor2048::eval::classic::{self, ClassicWeights};
 use advisor2048::eval::tuned::{self, TunedWeights};
 use advisor2048::eval::EvaluatorKind;
 use advisor2048::search::reference::{root_values_reference, ReferenceParams};
-use advisor2048::search::{search, Depth, Profile, SearchOutcome, SearchSettings, StopHandle, Terminal};
+use advisor2048::search::{search, Depth, Profile, RunSettings, SearchOutcome, SearchSettings, StopHandle, Terminal};
 use proptest::prelude::*;
 
 const EXAMPLE: [[i64; 4]; 4] = [[0, 0, 2, 2], [0, 4, 8, 16], [2, 4, 8, 32], [128, 64, 32, 1024]];
@@ -16,7 +16,10 @@ fn run(rows: &[[i64; 4]; 4], profile: Profile, depth: u32, tt: bool) -> SearchOu
     let tiles = Tiles::from_rows(rows).unwrap();
     let settings = SearchSettings {
         depth: Depth::Plies(depth),
-        tt_bits: if tt { Some(16) } else { None },
+        run: RunSettings {
+            tt_bits: if tt { Some(16) } else { None },
+            ..RunSettings::default()
+        },
         ..profile.settings()
     };
     search(
@@ -113,7 +116,10 @@ fn threads_do_not_change_the_result() {
         &tiles,
         &eval,
         &SearchSettings {
-            threads: 2,
+            run: RunSettings {
+                threads: 2,
+                ..base.run.clone()
+            },
             ..base.clone()
         },
         &StopHandle::new(),
@@ -121,7 +127,13 @@ fn threads_do_not_change_the_result() {
     let four = search(
         &tiles,
         &eval,
-        &SearchSettings { threads: 4, ..base },
+        &SearchSettings {
+            run: RunSettings {
+                threads: 4,
+                ..base.run.clone()
+            },
+            ..base
+        },
         &StopHandle::new(),
     );
     assert_eq!(one.values, two.values);
@@ -134,8 +146,11 @@ fn node_limit_cuts_the_search_and_keeps_the_last_completed_iteration() {
     let tiles = Tiles::from_rows(&EXAMPLE).unwrap();
     let settings = SearchSettings {
         depth: Depth::Plies(9),
-        node_limit: Some(200_000),
-        time_budget: Some(std::time::Duration::from_secs(3600)),
+        run: RunSettings {
+            node_limit: Some(200_000),
+            time_budget: Some(std::time::Duration::from_secs(3600)),
+            ..RunSettings::default()
+        },
         ..Profile::Tuned.settings()
     };
     let o = search(
@@ -177,7 +192,10 @@ fn huge_tiles_take_the_exact_path() {
     let tiles = Tiles::from_rows(&rows).unwrap();
     let settings = SearchSettings {
         depth: Depth::Plies(3),
-        tt_bits: None,
+        run: RunSettings {
+            tt_bits: None,
+            ..RunSettings::default()
+        },
         ..Profile::Tuned.settings()
     };
     let o = search(
@@ -217,7 +235,7 @@ proptest! {
         let tiles = Tiles::from_exponents(e).unwrap();
         let grid: Grid = tiles.to_rows().iter().map(|r| r.to_vec()).collect();
         let profile = if classic { Profile::Classic } else { Profile::Tuned };
-        let settings = SearchSettings { depth: Depth::Plies(depth), tt_bits: None, prob_cutoff, ..profile.settings() };
+        let settings = SearchSettings { depth: Depth::Plies(depth), prob_cutoff, run: RunSettings { tt_bits: None, ..RunSettings::default() }, ..profile.settings() };
         let o = search(&tiles, &settings.profile.evaluator().default_evaluator().unwrap(), &settings, &StopHandle::new());
         let (h, params): (&dyn Fn(&Grid) -> f64, _) = if classic { (&classic_h, CLASSIC_REF) } else { (&tuned_h, TUNED_REF) };
         let params = ReferenceParams { prob_cutoff, ..params };
@@ -241,7 +259,10 @@ fn transposition_tables_are_kept_and_reused_not_allocated_per_thread() {
     let tiles = Tiles::from_hex("0000000000000112").unwrap();
     let settings = SearchSettings {
         depth: Depth::Plies(3),
-        threads: 2,
+        run: RunSettings {
+            threads: 2,
+            ..RunSettings::default()
+        },
         ..Profile::Tuned.settings()
     };
     let eval = EvaluatorKind::Tuned.default_evaluator().unwrap();

@@ -67,7 +67,6 @@ fn twenty_greedy_games_with_the_shipped_network_score_above_the_floor() {
     let net = Arc::new(shipped::load().expect("the built-in network decodes"));
     let settings = SearchSettings {
         depth: Depth::Plies(1),
-        time_budget: None,
         ..Profile::Learned.settings()
     };
     let config = SimConfig {

@@ -257,10 +257,8 @@ fn replay(cfg: &SimConfig, game: &GameRecord) {
     if cfg.start.is_none() {
         assert_eq!(start.empty_count(), 14, "a new game has two tiles");
     }
-    let settings = SearchSettings {
-        threads: 1,
-        ..cfg.settings.clone()
-    };
+    let mut settings = cfg.settings.clone();
+    settings.run.threads = 1;
     let mut board = start;
     let mut score = 0;
     let mut max_tile = board.max_tile();

@@ -155,7 +155,7 @@ fn the_defaults_in_the_spec_are_the_code_s() {
     );
     has(
         description(schema("Threads")),
-        format!("default {}", SearchSettings::default().threads),
+        format!("default {}", SearchSettings::default().run.threads),
     );
     has(
         description(schema("Games")),

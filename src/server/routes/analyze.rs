@@ -28,7 +28,7 @@ pub async fn handle(
     let request = AnalyzeRequest::from_json(&body, &state.analyze_bounds())?;
     // The body can be megabytes: it is not needed any more while the review runs.
     drop(body);
-    let threads = request.search.settings.threads;
+    let threads = request.search.settings.run.threads;
     let stream = wants_ndjson(&headers);
     let limit = state.config.max_analyze_time;
     let metrics_state = state.clone();
