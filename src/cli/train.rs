@@ -13,7 +13,7 @@ use advisor2048::eval::ntuple::Shape;
 use advisor2048::search::StopHandle;
 use advisor2048::train::compare::compare;
 use advisor2048::train::{
-    promote, Halving, Progress, StageKey, StartPolicy, StartSource, TrainConfig, Trainer, DEFAULT_COHERENCE_PRIOR,
+    promote, Halving, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer, DEFAULT_COHERENCE_PRIOR,
     REACH_EXPONENTS,
 };
 
@@ -281,7 +281,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     let mut last_moves = trainer.progress().moves;
     let mut last_seconds = trainer.progress().seconds;
     let mut save_error: Option<anyhow::Error> = None;
-    let report = |p: &Progress| {
+    let report = |p: &TrainState| {
         let rate = (p.moves - last_moves) as f64 / (p.seconds - last_seconds).max(1e-9);
         last_moves = p.moves;
         last_seconds = p.seconds;

@@ -30,4 +30,4 @@ pub mod weights;
 pub use config::{Halving, StageKey, StartPolicy, StartSource, TrainConfig, DEFAULT_COHERENCE_PRIOR};
 pub use run::Trainer;
 pub use stages::{promote, PromoteError, PROMOTED_MEMORY};
-pub use state::{GameResult, Progress, ResumeError, Rolling, REACH_EXPONENTS};
+pub use state::{GameResult, ResumeError, Rolling, TrainState, REACH_EXPONENTS};

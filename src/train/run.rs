@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::config::TrainConfig;
 use super::episode::{train_game, Segment};
 use super::start::{Origin, StartState, MID_GAME_POOL};
-use super::state::{read_progress, split_state, state_head, GameResult, Progress, ResumeError, ThreadState};
+use super::state::{read_state, split_state, state_head, GameResult, ResumeError, ThreadState, TrainState};
 use super::weights::{accumulators_from_bytes, Tables};
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::Board;
@@ -24,7 +24,7 @@ use crate::with_lookups;
 pub struct Trainer {
     tables: Tables,
     config: TrainConfig,
-    progress: Mutex<Progress>,
+    progress: Mutex<TrainState>,
     moves: AtomicU64,
     games_claimed: AtomicU64,
     /// Checkpoint hand-shake: workers park at a game boundary while `pause` is set.
@@ -42,14 +42,14 @@ fn thread_seed(seed: u64, t: usize, threads: usize) -> u64 {
     }
 }
 
-fn new_progress(config: &TrainConfig) -> Progress {
+fn new_state(config: &TrainConfig) -> TrainState {
     let threads = (0..config.threads.max(1))
         .map(|t| ThreadState {
             rng: Rng::new(thread_seed(config.seed, t, config.threads)).state(),
             start: StartState::default(),
         })
         .collect();
-    Progress {
+    TrainState {
         games: 0,
         restarted_games: 0,
         moves: 0,
@@ -65,7 +65,7 @@ impl Trainer {
     pub fn new(shape: Shape, config: TrainConfig) -> Trainer {
         let init = config.init_value / (8 * shape.tuples.len()) as f32;
         let tables = Tables::new(shape, init, config.tc, config.alpha);
-        let progress = new_progress(&config);
+        let progress = new_state(&config);
         Trainer::assemble(tables, config, progress)
     }
 
@@ -85,10 +85,10 @@ impl Trainer {
     pub fn resume(net: Network, state: &[u8], config: TrainConfig) -> Result<Trainer, ResumeError> {
         let n = net.shape().weight_count();
         let (mut progress, coherence) = if state.is_empty() {
-            (new_progress(&config), None)
+            (new_state(&config), None)
         } else {
             let (json, accumulators) = split_state(state, n)?;
-            let progress = read_progress(json)?;
+            let progress = read_state(json)?;
             (progress, (!accumulators.is_empty()).then_some(accumulators))
         };
         let coherence = match (config.tc, coherence) {
@@ -123,7 +123,7 @@ impl Trainer {
         Ok(Trainer::assemble(tables, config, progress))
     }
 
-    fn assemble(mut tables: Tables, config: TrainConfig, mut progress: Progress) -> Trainer {
+    fn assemble(mut tables: Tables, config: TrainConfig, mut progress: TrainState) -> Trainer {
         tables.freeze_below(config.frozen_below);
         for t in &mut progress.threads {
             t.start.fit(&config.start);
@@ -149,7 +149,7 @@ impl Trainer {
     }
 
     /// A snapshot of the counters (moves are counted live; games at the end of each game).
-    pub fn progress(&self) -> Progress {
+    pub fn progress(&self) -> TrainState {
         let mut p = self.progress.lock().unwrap_or_else(|e| e.into_inner()).clone();
         p.moves = self.moves.load(Ordering::Relaxed);
         p
@@ -238,7 +238,7 @@ impl Trainer {
         &self,
         stop: &AtomicBool,
         report_every: Duration,
-        mut report: impl FnMut(&Progress),
+        mut report: impl FnMut(&TrainState),
         checkpoint_every: Option<Duration>,
         mut checkpoint: impl FnMut(&Trainer),
     ) {

@@ -2,7 +2,7 @@
 //! and its one encoding in a checkpoint.
 //!
 //! # Encoding
-//! A checkpoint's trainer state is the length of a JSON document (u64, little-endian), the document ([`Progress`]),
+//! A checkpoint's trainer state is the length of a JSON document (u64, little-endian), the document ([`TrainState`]),
 //! then either nothing (trained without temporal coherence) or E and A of every weight (f32 little-endian each, E
 //! first). A file without trainer state (a shipped network) starts a run with new state: see
 //! [`super::Trainer::from_network`].
@@ -72,9 +72,10 @@ pub struct ThreadState {
     pub start: StartState,
 }
 
-/// Counters and per-thread state of a run: everything besides the tables that a resumed run needs.
+/// The trainer's state besides its tables: counters, rolling statistics and per-thread state, everything a resumed
+/// run needs (a snapshot of it is what progress reports show).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
+pub struct TrainState {
     /// Games from the start, over all runs.
     pub games: u64,
     /// Games started elsewhere (a pooled position, or a halving restart), over all runs.
@@ -89,7 +90,7 @@ pub struct Progress {
     pub commands: Vec<String>,
 }
 
-impl Progress {
+impl TrainState {
     /// The boards in stage key `k`'s pools, over all threads (afterstates, before their spawn).
     pub fn stage_pool(&self, k: usize) -> Vec<u64> {
         self.threads
@@ -140,7 +141,7 @@ pub fn split_state(state: &[u8], weights: usize) -> Result<(&[u8], &[u8]), Resum
 }
 
 /// The head of an encoded state: the JSON's length and the JSON.
-pub fn state_head(progress: &Progress) -> Vec<u8> {
+pub fn state_head(progress: &TrainState) -> Vec<u8> {
     let json = serde_json::to_vec(progress).unwrap_or_default();
     let mut out = Vec::with_capacity(8 + json.len());
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
@@ -149,7 +150,7 @@ pub fn state_head(progress: &Progress) -> Vec<u8> {
 }
 
 /// The progress of an encoded state.
-pub fn read_progress(json: &[u8]) -> Result<Progress, ResumeError> {
+pub fn read_state(json: &[u8]) -> Result<TrainState, ResumeError> {
     serde_json::from_slice(json).map_err(|e| ResumeError::Damaged(e.to_string()))
 }
 
