@@ -5,6 +5,10 @@
 //! the command line provides: the network, a stop handle, progress) and its answer; this module holds what they
 //! share: the search fields, the evaluator request, problems and the bounds of a search.
 //!
+//! Every field is declared once ([`field::Field`]: JSON name, flag, help, range, default), in the home of the kind
+//! that owns it; the search fields that several kinds share are declared here ([`SEARCH`], [`ONE_SEARCH`]). The
+//! readers take their ranges from the declarations, the command line its flags, and the spec test its expectations.
+//!
 //! A request is read from JSON (the HTTP body; the command line turns its flags into the same JSON first), field by
 //! field ([`read`]), so that every problem comes back at once, each at its JSON pointer ([`Problem`]). The HTTP API
 //! answers them as a 422; the command line names the flag instead of the pointer. The bounds that depend on where
