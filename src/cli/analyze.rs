@@ -187,12 +187,12 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use advisor2048::request::analyze::RECORD_FIELDS;
+    use advisor2048::request::analyze::{CONTIGUOUS, RECORD_FIELDS};
 
     #[test]
     fn the_file_fields_are_the_record_s_and_contiguous() {
         let mut expected = RECORD_FIELDS.to_vec();
-        expected.push("contiguous");
+        expected.push(CONTIGUOUS.name);
         assert_eq!(ANALYZE_FILE_FIELDS, expected.as_slice());
         assert_eq!(ANALYZE_FLAGS.name("/moves/17/board"), "FILE /moves/17/board");
         assert_eq!(ANALYZE_FLAGS.name("/time_budget_ms"), "--budget-ms");

@@ -35,9 +35,10 @@ use std::time::{Duration, Instant};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::read::{body_object, kind_of, pointer, read_board, read_bool};
+use super::read::{body_object, kind_of, pointer, read_board};
 use super::{
-    field, read_search, Problem, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, ONE_SEARCH, SEARCH,
+    field::{self, Absent, Accepts, Field, FlagDefault},
+    read_search, Problem, Problems, Rows, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, ONE_SEARCH, SEARCH,
 };
 use crate::engine::{Direction, Tiles};
 use crate::eval::{AnyEvaluator, Evaluator, Network};
@@ -47,6 +48,20 @@ use crate::sim::move_seed;
 
 /// The fields of a record; exactly one form is given (`start` with `directions` and `spawns`).
 pub const RECORD_FIELDS: &[&str] = &["moves", "start", "directions", "spawns", "game"];
+
+/// `contiguous`: whether each board of the record follows from the one before (false: a record with gaps).
+pub const CONTIGUOUS: Field = Field {
+    name: "contiguous",
+    flag: "contiguous",
+    value_name: "",
+    help: "Each board is the previous board after the move played and one spawn (false: a record with gaps)",
+    accepts: Accepts::Bool,
+    absent: Absent::Bool(true),
+    flag_default: FlagDefault::Absent,
+};
+
+/// The fields of `/analyze` beside the record and the search ([`SEARCH`], [`ONE_SEARCH`]).
+pub const ANALYZE: &[&Field] = &[&CONTIGUOUS];
 
 /// The fields of a `/simulate` game record that `game` accepts (all but `trace`, `start_board` and `final_board`
 /// are read past: they describe the game, the trace is the game).
@@ -188,12 +203,13 @@ impl AnalyzeRequest {
     pub fn from_json(body: &Value, bounds: &AnalyzeBounds) -> Result<AnalyzeRequest, Problems> {
         let mut problems = Problems::default();
         let mut known = RECORD_FIELDS.to_vec();
-        known.push("contiguous");
-        known.extend(field::names(&[SEARCH, ONE_SEARCH]));
+        known.extend(field::names(&[ANALYZE, SEARCH, ONE_SEARCH]));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
-        let contiguous = read_bool(map, "contiguous", &mut problems).unwrap_or(true);
+        let contiguous = CONTIGUOUS
+            .read_bool(map, &mut problems)
+            .unwrap_or(CONTIGUOUS.absent_bool());
         let record = read_record(map, bounds.max_moves, contiguous, &mut problems);
         let search_bounds = SearchBounds {
             max_budget: bounds.search.max_budget.min(bounds.move_budget),

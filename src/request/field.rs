@@ -86,6 +86,14 @@ impl Field {
         }
     }
 
+    /// The boolean an absent field means.
+    pub const fn absent_bool(&self) -> bool {
+        match self.absent {
+            Absent::Bool(b) => b,
+            _ => panic!("the field has no boolean default"),
+        }
+    }
+
     /// The pointer of the field's problems: `/name`.
     pub fn pointer(&self) -> String {
         format!("/{}", self.name)
