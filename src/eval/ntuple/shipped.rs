@@ -9,11 +9,11 @@ use super::file::{self, NetFileError};
 use super::Network;
 
 /// The first 16 hex digits of the SHA-256 of the shipped weight file (`advisor2048 net info` prints the same).
-pub const CHECKSUM: &str = "7b42f8a4e6a3dd1c";
+pub const CHECKSUM: &str = "50eb6c3ced3e3d46";
 /// The shipped file, relative to the package root.
-pub const PATH: &str = "nets/4x6-7b42f8a4e6a3dd1c.a2n";
+pub const PATH: &str = "nets/4x6-50eb6c3ced3e3d46.a2n";
 
-static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-7b42f8a4e6a3dd1c.a2n"));
+static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-50eb6c3ced3e3d46.a2n"));
 
 /// The shipped weight file as embedded in this binary.
 pub fn bytes() -> &'static [u8] {
