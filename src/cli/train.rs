@@ -61,7 +61,8 @@ pub struct TrainArgs {
     #[arg(long)]
     pub export: Option<PathBuf>,
     /// Continue from this weight file: a checkpoint continues exactly where it stopped; a shipped network (no
-    /// trainer state) keeps its weights and starts new counters, pools and accumulators (see --coherence-prior).
+    /// trainer state) keeps its weights and starts new counters, pools and accumulators (see --coherence-prior);
+    /// the files the run writes add the file's training summary to the run's (`net info` tells every leg).
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// TD(lambda): 0 is TD(0).
@@ -206,18 +207,18 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
-    let (net, state) = match &args.resume {
+    let (net, state, earlier) = match &args.resume {
         Some(path) => {
-            let (mut net, _, mut state) =
+            let (mut net, info, mut state) =
                 file::load(path).with_context(|| format!("cannot resume from {}", path.display()))?;
             let added = &stages(args)?[1..];
             if added.iter().any(|s| !net.shape().stages.contains(s)) {
                 (net, state) = promote(&net, &state, added)
                     .with_context(|| format!("cannot add --stages to the network of {}", path.display()))?;
             }
-            (Some(net), state)
+            (Some(net), state, info.header.training)
         }
-        None => (None, Vec::new()),
+        None => (None, Vec::new(), Default::default()),
     };
     let shape = match &net {
         Some(net) => net.shape().clone(),
@@ -234,7 +235,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let trainer = match net {
-        Some(net) => Trainer::resume(net, &state, config).with_context(|| {
+        Some(net) => Trainer::resume(net, &state, &earlier, config).with_context(|| {
             format!(
                 "cannot resume from {}",
                 args.resume.as_deref().unwrap_or(Path::new("")).display()

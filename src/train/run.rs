@@ -57,6 +57,7 @@ fn new_state(config: &TrainConfig) -> TrainState {
         rolling: Default::default(),
         threads,
         commands: Vec::new(),
+        earlier: TrainingSummary::default(),
     }
 }
 
@@ -75,17 +76,26 @@ impl Trainer {
     ///   `config.tc`) accumulators. Another thread count gives each thread a generator seeded from the run's seed
     ///   and the games so far, and shares the pooled positions out.
     /// - A shipped network (no trainer state) starts new counters, generators and pools with its weights as they
-    ///   are. Its accumulators start at E = 0 for every weight and A = `config.coherence_prior` for every weight
+    ///   are; `earlier` (the file's training summary) is kept beside the new counters, so the files this run
+    ///   writes count the training before it too ([`Trainer::summary`]). A checkpoint keeps its own record and
+    ///   ignores `earlier`. Its accumulators start at E = 0 for every weight and A = `config.coherence_prior` for every weight
     ///   that is not 0 (a trained one): its rate `|E| / A` starts at 0 and grows only as errors of one sign add
     ///   up, as if the weight had already seen errors of that total size without a trend, so the trained values
     ///   are not thrown about while the accumulators fill (with A = 0 every weight would start at the full rate:
     ///   measured in docs/training.md). Weights still 0 were never visited and start at the full rate. A
     ///   checkpoint trained without temporal coherence gets the same accumulators.
     /// - `config.tc = false` drops the accumulators a checkpoint has.
-    pub fn resume(net: Network, state: &[u8], config: TrainConfig) -> Result<Trainer, ResumeError> {
+    pub fn resume(
+        net: Network,
+        state: &[u8],
+        earlier: &TrainingSummary,
+        config: TrainConfig,
+    ) -> Result<Trainer, ResumeError> {
         let n = net.shape().weight_count();
         let (mut progress, coherence) = if state.is_empty() {
-            (new_state(&config), None)
+            let mut progress = new_state(&config);
+            progress.earlier = earlier.clone();
+            (progress, None)
         } else {
             let (json, accumulators) = split_state(state, n)?;
             let progress = read_state(json)?;
@@ -165,15 +175,22 @@ impl Trainer {
         self.tables.network()
     }
 
-    /// The training summary of the run so far (`command` joins the runs' command lines).
+    /// The training summary of the network so far: the counters of this run and the runs it resumed, plus the
+    /// training of a shipped file the first of them continued ([`TrainState::earlier`]); `command` joins every
+    /// command line in order, the rolling mean is this run's.
     pub fn summary(&self) -> TrainingSummary {
         let p = self.progress();
+        let earlier = &p.earlier;
+        let commands: Vec<&str> = std::iter::once(earlier.command.as_str())
+            .filter(|c| !c.is_empty())
+            .chain(p.commands.iter().map(String::as_str))
+            .collect();
         TrainingSummary {
-            games: p.games,
-            moves: p.moves,
+            games: earlier.games + p.games,
+            moves: earlier.moves + p.moves,
             rolling_mean_score: p.rolling.mean_score(),
-            seconds: p.seconds,
-            command: p.commands.join(" && "),
+            seconds: earlier.seconds + p.seconds,
+            command: commands.join(" && "),
         }
     }
 

@@ -91,7 +91,7 @@ mod tests {
         let (promoted, new_state) = promote(&net, &state, &[14, 13]).unwrap();
         assert_eq!(promoted.shape().stages, vec![0, 13, 14]);
         assert_eq!(promoted.shape().weight_count(), 3 * net.shape().weights_per_stage());
-        let resumed = Trainer::resume(promoted, &new_state, TrainConfig::default()).unwrap();
+        let resumed = Trainer::resume(promoted, &new_state, &Default::default(), TrainConfig::default()).unwrap();
         // Every board keeps its value: below 8192, from 8192, and from 16384 (a copy of the 8192 stage).
         for b in [
             Board(0x1234_0000_0000_0000),
@@ -139,14 +139,20 @@ mod tests {
         let trainer = small_trainer();
         let net = trainer.network();
         let n = net.weights().len();
-        assert!(Trainer::resume(net.clone(), &trainer.state_bytes(), TrainConfig::default()).is_ok());
+        assert!(Trainer::resume(
+            net.clone(),
+            &trainer.state_bytes(),
+            &Default::default(),
+            TrainConfig::default()
+        )
+        .is_ok());
         let state = |json_len: u64, json: &[u8], accumulators: usize| {
             let mut s = json_len.to_le_bytes().to_vec();
             s.extend_from_slice(json);
             s.extend(std::iter::repeat_n(0u8, accumulators));
             s
         };
-        let resume = |s: &[u8]| Trainer::resume(net.clone(), s, TrainConfig::default()).err();
+        let resume = |s: &[u8]| Trainer::resume(net.clone(), s, &Default::default(), TrainConfig::default()).err();
         assert!(matches!(resume(&[1, 2, 3]), Some(ResumeError::NoState)));
         // A length past the end (u64::MAX overflowed `8 + len` before), one weight's accumulators short or long,
         // and JSON that is not the trainer's progress.

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::start::StartState;
 use crate::engine::MILESTONES;
+use crate::eval::ntuple::file::TrainingSummary;
 
 /// The tiles whose reach rates are tracked, as exponents: the milestones ([`MILESTONES`]) up to 32768 (2^11 .. 2^15),
 /// the tiles a training run's rolling window can show.
@@ -88,6 +89,11 @@ pub struct TrainState {
     pub(super) threads: Vec<ThreadState>,
     /// The command lines of the runs so far.
     pub commands: Vec<String>,
+    /// The training of the file the first run continued when that file had no trainer state (a shipped network):
+    /// what the weights had learned before these counters started at 0 (all zero otherwise). The network's
+    /// [`TrainingSummary`] adds it to these counters, so a file tells its whole training over every leg.
+    #[serde(default)]
+    pub earlier: TrainingSummary,
 }
 
 impl TrainState {

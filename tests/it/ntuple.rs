@@ -344,7 +344,7 @@ fn one_thread_and_a_seed_train_the_same_network_and_a_resumed_run_equals_an_unin
     let first = train(&shape, quick_config(150, 9));
     let bytes = file::encode(&first.network(), ValueType::F32, &first.summary(), &first.state_bytes()).unwrap();
     let (net, _, state) = file::decode(&bytes).unwrap();
-    let resumed = Trainer::resume(net, &state, quick_config(300, 9)).unwrap();
+    let resumed = Trainer::resume(net, &state, &TrainingSummary::default(), quick_config(300, 9)).unwrap();
     resumed.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
     assert_eq!(resumed.progress().games, 300);
     assert_eq!(resumed.progress().moves, a.progress().moves);
@@ -602,6 +602,7 @@ fn a_frozen_stage_keeps_its_weights_bit_for_bit_while_the_next_one_learns() {
     let frozen = Trainer::resume(
         before.clone(),
         &first.state_bytes(),
+        &TrainingSummary::default(),
         TrainConfig {
             frozen_below: 1,
             ..quick_config(900, 5)
@@ -619,14 +620,16 @@ fn a_frozen_stage_keeps_its_weights_bit_for_bit_while_the_next_one_learns() {
 fn training_continues_from_a_shipped_file_with_its_values_and_new_state() {
     let shape = small_trainable();
     let trained = train(&shape, quick_config(300, 2));
+    trained.add_command("first leg".to_owned());
     let shipped = file::encode(&trained.network(), ValueType::F16, &trained.summary(), &[]).unwrap();
-    let (net, _, state) = file::decode(&shipped).unwrap();
+    let (net, info, state) = file::decode(&shipped).unwrap();
     assert!(state.is_empty());
     let values = net.weights().into_owned();
     let prior = 500.0;
     let resumed = Trainer::resume(
         net,
         &state,
+        &info.header.training,
         TrainConfig {
             coherence_prior: prior,
             ..quick_config(50, 2)
@@ -642,14 +645,34 @@ fn training_continues_from_a_shipped_file_with_its_values_and_new_state() {
     let untrained_at = values.iter().position(|&w| w == 0.0).unwrap();
     assert_eq!(tables.accumulator(trained_at), (0.0, prior));
     assert_eq!(tables.accumulator(untrained_at), (0.0, 0.0));
+    resumed.add_command("second leg".to_owned());
     resumed.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
     assert_eq!(resumed.progress().games, 50);
     assert_ne!(resumed.network().weights(), values.as_slice());
+    // The files it writes count the file's training and this run's, and so does a run resumed from its checkpoint
+    // (which ignores the summary it is given: the checkpoint keeps its own).
+    let first_leg = trained.summary();
+    let both = resumed.summary();
+    assert_eq!(both.games, first_leg.games + 50);
+    assert_eq!(both.moves, first_leg.moves + resumed.progress().moves);
+    assert!(both.moves > first_leg.moves);
+    assert_eq!(both.seconds, first_leg.seconds + resumed.progress().seconds);
+    assert_eq!(both.command, "first leg && second leg");
+    let exported = file::encode(&resumed.network(), ValueType::F16, &both, &[]).unwrap();
+    assert_eq!(file::decode(&exported).unwrap().1.header.training, both);
+    let (net, _, _) = file::decode(&shipped).unwrap();
+    let unrelated = TrainingSummary {
+        games: 1,
+        ..TrainingSummary::default()
+    };
+    let continued = Trainer::resume(net, &resumed.state_bytes(), &unrelated, quick_config(50, 2)).unwrap();
+    assert_eq!(continued.summary(), both);
     // Without temporal coherence no accumulators are kept, and a checkpoint of it has none either.
     let (net, _, _) = file::decode(&shipped).unwrap();
     let plain = Trainer::resume(
         net,
         &[],
+        &TrainingSummary::default(),
         TrainConfig {
             tc: false,
             ..quick_config(10, 2)

@@ -757,9 +757,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// One fixture line: the game's untimed record without its trace, the directions played (one letter each), and a
-/// fingerprint of the whole trace as JSON (boards, directions, values, rewards: floats print exactly).
-fn fixture_line(label: &str, game: &GameRecord) -> serde_json::Value {
+/// One fixture line: the run's label, the network it was played with (`learned` runs), the game's untimed record
+/// without its trace, the directions played (one letter each), and a fingerprint of the whole trace as JSON (boards,
+/// directions, values, rewards: floats print exactly).
+fn fixture_line(label: &str, network: Option<&str>, game: &GameRecord) -> serde_json::Value {
     let trace = game.trace.as_deref().expect("traced run");
     let directions: String = trace
         .iter()
@@ -771,31 +772,28 @@ fn fixture_line(label: &str, game: &GameRecord) -> serde_json::Value {
         elapsed: Duration::ZERO,
         ..game.clone()
     };
-    serde_json::json!({
+    let mut line = serde_json::json!({
         "run": label,
         "record": record,
         "directions": directions,
         "trace_fnv1a": format!("{:016x}", fnv1a(trace_json.as_bytes())),
-    })
+    });
+    if let Some(network) = network {
+        line["network"] = network.into();
+    }
+    line
 }
-
-/// The built-in network the `learned` fixtures were played with (`shipped::CHECKSUM` then).
-const FIXTURE_NETWORK: &str = "50eb6c3ced3e3d46";
 
 /// The same seeds give the same games as when the fixture file was written: every move, value and reward of the
 /// saved games (written before self-play's per-move path was made fast, and played the same by the fast path).
-/// `ADVISOR_BLESS_FIXTURES=1` rewrites the file: only ever from code known to play the same games, e.g. right after
-/// shipping a new network (then update `FIXTURE_NETWORK`; until then this test fails and says so).
+/// Each `learned` game names the built-in network it was played with. `ADVISOR_BLESS_FIXTURES=1` rewrites the
+/// file: only ever from code known to play the same games, e.g. right after shipping a new network (until then
+/// this test fails and says so).
 #[test]
 fn seeded_games_match_the_games_saved_before_the_fast_path() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeded_games.jsonl");
     let bless = std::env::var_os("ADVISOR_BLESS_FIXTURES").is_some();
-    assert!(
-        bless || advisor2048::eval::ntuple::shipped::CHECKSUM == FIXTURE_NETWORK,
-        "the learned fixtures were played with network {FIXTURE_NETWORK}, the build ships {}: record them again with \
-         ADVISOR_BLESS_FIXTURES=1 (from code that plays the same games) and update FIXTURE_NETWORK",
-        advisor2048::eval::ntuple::shipped::CHECKSUM
-    );
+    let shipped = advisor2048::eval::ntuple::shipped::CHECKSUM;
     let mut lines = Vec::new();
     for (label, profile, depth, games, seed, max_moves) in SEEDED_RUNS {
         let cfg = SimConfig {
@@ -806,7 +804,8 @@ fn seeded_games_match_the_games_saved_before_the_fast_path() {
         };
         let report = simulate(&cfg, &StopHandle::new(), |_| {});
         assert_eq!(report.games.len() as u64, games);
-        lines.extend(report.games.iter().map(|g| fixture_line(label, g)));
+        let network = (profile == Profile::Learned).then_some(shipped);
+        lines.extend(report.games.iter().map(|g| fixture_line(label, network, g)));
     }
     if bless {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -819,6 +818,16 @@ fn seeded_games_match_the_games_saved_before_the_fast_path() {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .collect();
+    for want in &saved {
+        if let Some(played) = want.get("network").and_then(|n| n.as_str()) {
+            assert_eq!(
+                played, shipped,
+                "run {} was played with network {played}, the build ships {shipped}: record the fixtures again \
+                 with ADVISOR_BLESS_FIXTURES=1 (from code that plays the same games)",
+                want["run"]
+            );
+        }
+    }
     assert_eq!(saved.len(), lines.len(), "games in {}", path.display());
     for (got, want) in lines.iter().zip(&saved) {
         assert_eq!(got, want, "run {} game {}", want["run"], want["record"]["index"]);

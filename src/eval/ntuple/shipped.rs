@@ -8,12 +8,24 @@
 use super::file::{self, NetFileError};
 use super::Network;
 
-/// The first 16 hex digits of the SHA-256 of the shipped weight file (`advisor2048 net info` prints the same).
-pub const CHECKSUM: &str = "50eb6c3ced3e3d46";
-/// The shipped file, relative to the package root.
-pub const PATH: &str = "nets/4x6-50eb6c3ced3e3d46.a2n";
+/// The one place the shipped network is named: shipping another network is this line (and the file in `nets/`).
+macro_rules! shipped_checksum {
+    () => {
+        "50eb6c3ced3e3d46"
+    };
+}
 
-static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/4x6-50eb6c3ced3e3d46.a2n"));
+/// The first 16 hex digits of the SHA-256 of the shipped weight file (`advisor2048 net info` prints the same).
+pub const CHECKSUM: &str = shipped_checksum!();
+/// The shipped file, relative to the package root.
+pub const PATH: &str = concat!("nets/4x6-", shipped_checksum!(), ".a2n");
+
+static BYTES: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/nets/4x6-",
+    shipped_checksum!(),
+    ".a2n"
+));
 
 /// The shipped weight file as embedded in this binary.
 pub fn bytes() -> &'static [u8] {
