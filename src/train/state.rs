@@ -5,7 +5,7 @@
 //! A checkpoint's trainer state is the length of a JSON document (u64, little-endian), the document ([`TrainState`]),
 //! then either nothing (trained without temporal coherence) or E and A of every weight (f32 little-endian each, E
 //! first). A file without trainer state (a shipped network) starts a run with new state: see
-//! [`super::Trainer::from_network`].
+//! [`super::Trainer::resume`] (which keeps its training summary in [`TrainState::earlier`]).
 
 use std::collections::VecDeque;
 
