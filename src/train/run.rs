@@ -79,11 +79,12 @@ impl Trainer {
     ///   are; `earlier` (the file's training summary) is kept beside the new counters, so the files this run
     ///   writes count the training before it too ([`Trainer::summary`]); a checkpoint keeps its own record and
     ///   ignores `earlier`. The shipped network's accumulators start at E = 0 for every weight and
-    ///   A = `config.coherence_prior` for every weight that is not 0 (a trained one): its rate `|E| / A` starts at 0 and grows only as errors of one sign add
-    ///   up, as if the weight had already seen errors of that total size without a trend, so the trained values
-    ///   are not thrown about while the accumulators fill (with A = 0 every weight would start at the full rate:
-    ///   measured in docs/training.md). Weights still 0 were never visited and start at the full rate. A
-    ///   checkpoint trained without temporal coherence gets the same accumulators.
+    ///   A = `config.coherence_prior` for every weight that is not 0 (a trained one): its rate `|E| / A` starts
+    ///   at 0 and grows only as errors of one sign add up, as if the weight had already seen errors of that total
+    ///   size without a trend, so the trained values are not thrown about while the accumulators fill (with
+    ///   A = 0 every weight would start at the full rate: measured in docs/training.md). Weights still 0 were
+    ///   never visited and start at the full rate. A checkpoint trained without temporal coherence gets the same
+    ///   accumulators.
     /// - `config.tc = false` drops the accumulators a checkpoint has.
     pub fn resume(
         net: Network,
