@@ -8,9 +8,10 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 
-use advisor2048::eval::ntuple::file::{self, ValueType};
+use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
 use advisor2048::eval::ntuple::Shape;
 use advisor2048::search::StopHandle;
+use advisor2048::train::average::average;
 use advisor2048::train::compare::compare;
 use advisor2048::train::{
     promote, Halving, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer, DEFAULT_COHERENCE_PRIOR,
@@ -134,6 +135,20 @@ pub enum NetCommand {
     /// Compare two weight files of one shape: how many weights changed and by how much, by stage and by the
     /// largest tile of each weight's pattern (did a training run learn the late game, did it keep the rest).
     Diff(NetDiffArgs),
+    /// Average networks of one shape, weight by weight, into a shipped weight file (f16): its value of every board
+    /// is the mean of theirs, an ensemble at the cost of one network (for example the snapshots of one training
+    /// run's last phase).
+    Average(NetAverageArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NetAverageArgs {
+    /// The weight files to average (networks or checkpoints of one shape; two or more).
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Where to write the mean network (a shipped weight file: f16, no trainer state).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -488,6 +503,39 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                     b.mean_abs_before
                 );
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Average(args) => {
+            let mut nets = Vec::with_capacity(args.files.len());
+            let mut latest = TrainingSummary::default();
+            let mut sources = Vec::with_capacity(args.files.len());
+            for path in &args.files {
+                let (net, info, _) =
+                    file::load(path).with_context(|| format!("{} is not a usable weight file", path.display()))?;
+                sources.push(format!("{} ({})", path.display(), info.checksum()));
+                if info.header.training.moves >= latest.moves {
+                    latest = info.header.training.clone();
+                }
+                nets.push(net);
+            }
+            let mean = average(&nets)?;
+            drop(nets);
+            // The summary is that of the most trained network; the command line says what was averaged.
+            let mut training = latest;
+            let this = format!("advisor2048 net average {}", sources.join(" "));
+            training.command = if training.command.is_empty() {
+                this
+            } else {
+                format!("{} && {this}", training.command)
+            };
+            let out = file::save(&args.out, &mean, ValueType::F16, &training, &[])?;
+            println!(
+                "{} ({} bytes, checksum {}): the mean of {} networks",
+                args.out.display(),
+                out.file_bytes,
+                out.checksum(),
+                args.files.len()
+            );
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Export(args) => {

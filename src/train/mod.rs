@@ -7,6 +7,7 @@
 //! - [`episode`]: one game: greedy play, the backward TD(lambda) update, halving restarts.
 //! - [`run`]: the run: threads, checkpoints at game boundaries, progress ([`Trainer`]).
 //! - [`stages`]: weight promotion (a network with more stages, each new one a copy of the stage it splits).
+//! - [`average`]: the mean of networks of one shape, weight by weight (an ensemble at the cost of one network).
 //! - [`compare`]: what training changed between two networks, by stage and by the largest tile of each pattern.
 //!
 //! # The method
@@ -18,6 +19,7 @@
 //! trained about log2(length / 10) times as often as with single games. Restarted games are trained on but not
 //! counted in the rolling statistics (which describe games from the start).
 
+pub mod average;
 pub mod compare;
 pub mod config;
 pub mod episode;

@@ -284,6 +284,85 @@ fn net_info_names_the_problem_and_exits_non_zero() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `net average` writes the weight-by-weight mean of its files (f16: within the stored precision), a network that
+/// values boards at the mean of their values, names what it averaged, and refuses files of another shape by position.
+#[test]
+fn net_average_writes_the_mean_network_and_refuses_another_shape() {
+    let dir = std::env::temp_dir().join(format!("advisor2048-netavg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shape = small_shapes()[0].clone();
+    let nets: Vec<Network> = (11..14).map(|s| random_network(shape.clone(), s)).collect();
+    let mut paths = Vec::new();
+    for (i, net) in nets.iter().enumerate() {
+        let p = dir.join(format!("n{i}.a2n"));
+        let training = TrainingSummary {
+            moves: 100 * (i as u64 + 1),
+            ..TrainingSummary::default()
+        };
+        file::save(&p, net, ValueType::F32, &training, &[]).unwrap();
+        paths.push(p);
+    }
+    let out_path = dir.join("mean.a2n");
+    let bin = env!("CARGO_BIN_EXE_advisor2048");
+    let out = std::process::Command::new(bin)
+        .args(["net", "average"])
+        .args(&paths)
+        .arg("--out")
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (mean, info, state) = file::load(&out_path).unwrap();
+    assert!(state.is_empty(), "a shipped file carries no trainer state");
+    assert_eq!(info.header.value_type, ValueType::F16);
+    assert_eq!(info.header.training.moves, 300, "the most trained network's summary");
+    assert!(
+        info.header.training.command.contains("net average"),
+        "{:?}",
+        info.header.training
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(info.checksum()));
+    let (w, ws): (_, Vec<_>) = (mean.weights(), nets.iter().map(|n| n.weights()).collect());
+    for i in 0..w.len() {
+        let expected = (ws[0][i] + ws[1][i] + ws[2][i]) / 3.0;
+        assert!(
+            f64::from((w[i] - expected).abs()) <= f64::from(expected.abs()) * F16_RELATIVE_ERROR + 1e-3,
+            "weight {i}: {} against {expected}",
+            w[i]
+        );
+    }
+    let mut rng = Rng::new(5);
+    for _ in 0..100 {
+        let board = Board(rng.next_u64() & 0x7777_7777_7777_7777);
+        let t = board.transpose();
+        let expected = nets.iter().map(|n| n.value(board, t)).sum::<f64>() / 3.0;
+        let scale: f64 = nets.iter().map(|n| n.value(board, t).abs()).sum::<f64>() + 64.0;
+        assert!((mean.value(board, t) - expected).abs() <= scale * 1e-3, "{board:?}");
+    }
+    let other = dir.join("other.a2n");
+    file::save(
+        &other,
+        &random_network(small_shapes()[1].clone(), 1),
+        ValueType::F32,
+        &TrainingSummary::default(),
+        &[],
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["net", "average"])
+        .arg(&paths[0])
+        .arg(&other)
+        .arg("--out")
+        .arg(dir.join("bad.a2n"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "another shape accepted");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("network 2"), "{err}");
+    assert!(!dir.join("bad.a2n").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn ntuple_without_a_network_says_how_to_load_one() {
     let e = EvaluatorKind::NTuple.default_evaluator().unwrap_err();
