@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 
 use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
-use advisor2048::eval::ntuple::Shape;
+use advisor2048::eval::ntuple::{Network, Shape};
 use advisor2048::search::StopHandle;
 use advisor2048::train::average::average;
 use advisor2048::train::compare::compare;
@@ -399,11 +399,15 @@ fn save_checkpoint(
     Ok((info, exported))
 }
 
+/// A weight file for the `net` commands, an error naming the file when it is not one.
+fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<u8>)> {
+    file::load(path).with_context(|| format!("{} is not a usable weight file", path.display()))
+}
+
 pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         NetCommand::Info(args) => {
-            let (net, info, state) = file::load(&args.file)
-                .with_context(|| format!("{} is not a usable weight file", args.file.display()))?;
+            let (net, info, state) = load_weight_file(&args.file)?;
             let shape = net.shape();
             let h = &info.header;
             if args.json {
@@ -457,12 +461,7 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Diff(args) => {
-            let load = |p: &Path| {
-                file::load(p)
-                    .map(|(net, _, _)| net)
-                    .with_context(|| format!("{} is not a usable weight file", p.display()))
-            };
-            let (before, after) = (load(&args.before)?, load(&args.after)?);
+            let (before, after) = (load_weight_file(&args.before)?.0, load_weight_file(&args.after)?.0);
             let bands = compare(&before, &after)?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&bands)?);
@@ -510,8 +509,7 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             let mut latest = TrainingSummary::default();
             let mut sources = Vec::with_capacity(args.files.len());
             for path in &args.files {
-                let (net, info, _) =
-                    file::load(path).with_context(|| format!("{} is not a usable weight file", path.display()))?;
+                let (net, info, _) = load_weight_file(path)?;
                 sources.push(format!("{} ({})", path.display(), info.checksum()));
                 if info.header.training.moves >= latest.moves {
                     latest = info.header.training.clone();
@@ -539,8 +537,7 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Export(args) => {
-            let (net, info, _) = file::load(&args.checkpoint)
-                .with_context(|| format!("{} is not a usable weight file", args.checkpoint.display()))?;
+            let (net, info, _) = load_weight_file(&args.checkpoint)?;
             let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
             println!(
                 "{} ({} bytes, checksum {})",

@@ -2,9 +2,8 @@
 //!
 //! An n-tuple network's value of a board is a sum of its weights, so it is linear in them: the network whose every
 //! weight is the mean of the networks' weights values every board at the mean of their values. Averaging is an
-//! ensemble of value functions at the cost of one network, in time and in size. Averaged along one training run
-//! (snapshots of its last phase) it is the tail averaging of stochastic approximation: the noise the learning rate
-//! leaves in each weight is averaged away without the smaller rate's slower learning.
+//! ensemble of value functions at the cost of one network, in time and in size (whether it plays better is a
+//! measurement: docs/training.md has the one made).
 
 use super::compare::ShapeMismatch;
 use crate::eval::ntuple::{huge_page_vec, Network};
@@ -18,22 +17,14 @@ pub enum AverageError {
     Shape { index: usize, mismatch: ShapeMismatch },
 }
 
-/// The network whose every weight is the mean of that weight in `nets` (f32; f16 networks are widened first, so
-/// the mean of f16 files is exact before it is stored again).
+/// The network whose every weight is the mean of that weight in `nets` (summed in f64, stored as f32; f16 networks
+/// are widened first).
 pub fn average(nets: &[Network]) -> Result<Network, AverageError> {
     let first = nets.first().ok_or(AverageError::Empty)?;
-    let shape = first.shape();
     for (i, net) in nets.iter().enumerate().skip(1) {
-        if net.shape() != shape {
-            return Err(AverageError::Shape {
-                index: i + 1,
-                mismatch: ShapeMismatch {
-                    before: shape.describe(),
-                    after: net.shape().describe(),
-                },
-            });
-        }
+        ShapeMismatch::check(first, net).map_err(|mismatch| AverageError::Shape { index: i + 1, mismatch })?;
     }
+    let shape = first.shape();
     let n = shape.weight_count();
     let mut sum: Vec<f64> = vec![0.0; n];
     for net in nets {

@@ -42,15 +42,23 @@ pub struct ShapeMismatch {
     pub after: String,
 }
 
+impl ShapeMismatch {
+    /// `Ok` when the two networks have one shape.
+    pub fn check(before: &Network, after: &Network) -> Result<(), ShapeMismatch> {
+        if before.shape() == after.shape() {
+            return Ok(());
+        }
+        Err(ShapeMismatch {
+            before: before.shape().describe(),
+            after: after.shape().describe(),
+        })
+    }
+}
+
 /// Compares `after` with `before`, weight by weight: one [`BandChange`] per stage and band of [`BANDS`].
 pub fn compare(before: &Network, after: &Network) -> Result<Vec<BandChange>, ShapeMismatch> {
+    ShapeMismatch::check(before, after)?;
     let shape = before.shape();
-    if shape != after.shape() {
-        return Err(ShapeMismatch {
-            before: shape.describe(),
-            after: after.shape().describe(),
-        });
-    }
     let (a, b) = (before.weights(), after.weights());
     let mut out: Vec<BandChange> = (0..shape.stages.len())
         .flat_map(|stage| {
