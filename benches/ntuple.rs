@@ -1,8 +1,9 @@
 //! The learned evaluator: evaluations per second of a 4x6 n-tuple network on the fixed positions of
 //! `benches/positions.txt`, search nodes per second with it (profile `learned`) at 3 and 5 plies, one thread,
 //! greedy self-play moves per second (1 ply, one thread, 4 seeded games of at most 5,000 moves), and
-//! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the
-//! shipped one), else a 4x6 network of seeded random weights (the same memory traffic; other search trees).
+//! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default: one thread, two threads on one
+//! set of tables, two independent trainers at once). The network is the file named by `ADVISOR_WEIGHTS` when set
+//! (e.g. the shipped one), else a 4x6 network of seeded random weights (the same memory traffic; other search trees).
 
 use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
@@ -123,6 +124,13 @@ fn ntuple(c: &mut Criterion) {
         },
         ..TrainConfig::default()
     };
+    let train = |config: TrainConfig| {
+        let trainer = Trainer::new(Shape::named("4x6", vec![0]).expect("4x6"), config);
+        trainer.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+        trainer.progress()
+    };
+    let rate = |p: &advisor2048::train::TrainState| p.moves as f64 / p.seconds.max(1e-9);
+    let mut rates = Vec::new();
     for (name, config) in [
         ("TD(0), 1 thread", plain.clone()),
         (
@@ -141,22 +149,44 @@ fn ntuple(c: &mut Criterion) {
             },
         ),
     ] {
-        let trainer = Trainer::new(Shape::named("4x6", vec![0]).expect("4x6"), config);
-        trainer.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
-        let p = trainer.progress();
+        let p = train(config);
         println!(
             "training 4x6, {name}: {} games, {} moves in {:.2} s, {:.3e} moves/s",
             p.games,
             p.moves,
             p.seconds,
-            p.moves as f64 / p.seconds.max(1e-9)
+            rate(&p)
         );
+        rates.push(rate(&p));
     }
+    // Two independent trainers at once, each with its own tables and one thread, each doing the 1-thread run's
+    // work (same games, so the same kind of games): what the machine allows two threads that share nothing.
+    // Against it, the 2-thread run shows what sharing one set of tables costs (the cache lines one thread writes
+    // and the other then reads or writes).
+    let independent: f64 = std::thread::scope(|s| {
+        let runs: Vec<_> = [1u64, 2]
+            .into_iter()
+            .map(|seed| {
+                let config = TrainConfig { seed, ..plain.clone() };
+                s.spawn(move || train(config))
+            })
+            .collect();
+        runs.into_iter()
+            .map(|r| rate(&r.join().expect("a trainer thread")))
+            .sum()
+    });
+    println!("training 4x6, TD(0), two independent trainers at once: {independent:.3e} moves/s together");
+    println!(
+        "training 4x6, TD(0): 2 threads / 1 thread {:.2}x; two independent trainers / 1 thread {:.2}x",
+        rates[1] / rates[0],
+        independent / rates[0]
+    );
 }
 
 /// The machine's ceiling for the trainer's memory pattern: groups of 32 random lookups into a table the size of a
 /// 4x6 network (f32), each group prefetched and then summed, on one thread and on two at once (the same work per
-/// thread). Training is bound by these loads, so two threads of the trainer cannot scale better than this ratio.
+/// thread): how far the machine's memory lets random lookups scale. The trainer's own ceiling, printed after its
+/// runs, is two independent trainers at once.
 fn memory_ceiling() {
     let n = Shape::named("4x6", vec![0]).expect("4x6").weight_count();
     let table: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
