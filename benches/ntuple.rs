@@ -1,9 +1,10 @@
 //! The learned evaluator: evaluations per second of a 4x6 n-tuple network on the fixed positions of
 //! `benches/positions.txt`, search nodes per second with it (profile `learned`) at 3 and 5 plies, one thread,
 //! greedy self-play moves per second (1 ply, one thread, 4 seeded games of at most 5,000 moves), and
-//! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default: one thread, two threads on one
-//! set of tables, two independent trainers at once). The network is the file named by `ADVISOR_WEIGHTS` when set
-//! (e.g. the shipped one), else a 4x6 network of seeded random weights (the same memory traffic; other search trees).
+//! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default, on one thread and on two threads
+//! sharing one set of tables; a quarter as many games of the default recipe on one and two threads; two independent
+//! trainers at once). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the shipped one), else a 4x6
+//! network of seeded random weights (the same memory traffic; other search trees).
 
 use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
@@ -107,7 +108,7 @@ fn ntuple(c: &mut Criterion) {
 
     // Training speed: 4x6 from scratch, a fixed number of games (seeded), as the side-by-side with the public
     // trainers measures it (TD(0), alpha 0.1, no temporal coherence, no restarts), on one and two threads; then
-    // the default recipe (TD(0.5), temporal coherence, halving restarts) on one thread.
+    // the default recipe (TD(0.5), temporal coherence, halving restarts) on one and two threads.
     let games = std::env::var("ADVISOR_BENCH_TRAIN_GAMES")
         .ok()
         .and_then(|g| g.parse().ok())
@@ -148,6 +149,15 @@ fn ntuple(c: &mut Criterion) {
                 ..TrainConfig::default()
             },
         ),
+        (
+            "default recipe, 2 threads",
+            TrainConfig {
+                games: Some(games / 4),
+                seed: 1,
+                threads: 2,
+                ..TrainConfig::default()
+            },
+        ),
     ] {
         let p = train(config);
         println!(
@@ -180,6 +190,10 @@ fn ntuple(c: &mut Criterion) {
         "training 4x6, TD(0): 2 threads / 1 thread {:.2}x; two independent trainers / 1 thread {:.2}x",
         rates[1] / rates[0],
         independent / rates[0]
+    );
+    println!(
+        "training 4x6, default recipe: 2 threads / 1 thread {:.2}x",
+        rates[3] / rates[2]
     );
 }
 
