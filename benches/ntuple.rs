@@ -125,6 +125,11 @@ fn ntuple(c: &mut Criterion) {
         },
         ..TrainConfig::default()
     };
+    let recipe = TrainConfig {
+        games: Some(games / 4),
+        seed: 1,
+        ..TrainConfig::default()
+    };
     let train = |config: TrainConfig| {
         let trainer = Trainer::new(Shape::named("4x6", vec![0]).expect("4x6"), config);
         trainer.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
@@ -141,21 +146,12 @@ fn ntuple(c: &mut Criterion) {
                 ..plain.clone()
             },
         ),
-        (
-            "default recipe, 1 thread",
-            TrainConfig {
-                games: Some(games / 4),
-                seed: 1,
-                ..TrainConfig::default()
-            },
-        ),
+        ("default recipe, 1 thread", recipe.clone()),
         (
             "default recipe, 2 threads",
             TrainConfig {
-                games: Some(games / 4),
-                seed: 1,
                 threads: 2,
-                ..TrainConfig::default()
+                ..recipe.clone()
             },
         ),
     ] {
