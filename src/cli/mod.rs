@@ -60,6 +60,24 @@ pub enum Command {
     Net(train::NetCommand),
 }
 
+impl Command {
+    /// Whether the command only reports on standard output, so that a reader that stops reading (`| head`) may end
+    /// it, as it ends any other Unix filter. `serve` and `train` keep logging and saving, whoever reads their output.
+    fn ends_with_its_reader(&self) -> bool {
+        !matches!(self, Command::Serve(_) | Command::Train(_))
+    }
+}
+
+/// Lets SIGPIPE end the process quietly, as it ends other command-line tools, when standard output's reader has
+/// gone. Rust ignores SIGPIPE, which turns the next write into an error, and `println!` into a panic.
+fn end_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: `signal` only sets the disposition of SIGPIPE back to the default, once, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum LogFormat {
     Pretty,
@@ -388,6 +406,9 @@ pub struct HealthcheckArgs {
 
 /// Runs the command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if cli.command.as_ref().is_some_and(Command::ends_with_its_reader) {
+        end_on_closed_pipe();
+    }
     match cli.command {
         None => serve(ServeArgs::default()),
         Some(Command::Serve(args)) => serve(args),

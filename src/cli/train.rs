@@ -366,10 +366,14 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         "rolling_reach": REACH_EXPONENTS.iter().map(|&e| ((1u32 << e).to_string(), serde_json::json!(p.rolling.reach_rate(e)))).collect::<serde_json::Map<String, serde_json::Value>>(),
         "interrupted": stop.is_stopped(),
     });
+    // `train` ignores SIGPIPE (its checkpoints are written whoever reads its output): a closed standard output is an
+    // error here, not a panic.
+    let mut out = std::io::stdout().lock();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&summary)?)?;
     } else {
-        println!(
+        writeln!(
+            out,
             "trained {} games ({} restarted), {} moves in {:.0} s; rolling mean score {:.0}; checkpoint {} ({})",
             p.games,
             p.restarted_games,
@@ -378,7 +382,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             p.rolling.mean_score(),
             args.out.display(),
             info.checksum()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,8 +1,8 @@
 //! The release binary as a whole: what only the program shows. The request timeout flag (504, search stopped),
 //! graceful shutdown on SIGTERM (in-flight searches finish, those past the grace period are cancelled, new
 //! connections are refused, exit code 0), the `healthcheck` command's exit codes, the `best-move`, `evaluate` and
-//! `bench` commands against the HTTP answers for the same input, and the request id in the JSON log of a request,
-//! search included.
+//! `bench` commands against the HTTP answers for the same input, the request id in the JSON log of a request,
+//! search included, and the commands ending quietly when the reader of their output stops reading.
 //!
 //! Deadlines here are generous upper bounds for liveness; what is asserted exactly are statuses, counts and values.
 
@@ -391,6 +391,58 @@ fn net_info_tells_the_shipped_network_s_memory_as_held() {
         text.contains("weights    67108864 stored as F16, 128 MiB in memory (f16)"),
         "{text}"
     );
+}
+
+/// Runs the binary with `args`, its standard output a pipe whose reader is gone before the command writes to it.
+fn with_reader_gone(args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("the binary ends")
+}
+
+/// A command piped into a reader that stops reading (`advisor2048 net info FILE | head -1`) ends quietly, as other
+/// Unix tools do: no panic, no error message. `simulate --json` writes more than a pipe holds, so its write always
+/// finds the reader gone; the short outputs usually do.
+#[test]
+fn a_command_whose_reader_stops_reading_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let shipped = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
+        .expect("nets/ exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "a2n"))
+        .expect("a shipped network in nets/");
+    let shipped = shipped.to_str().expect("a UTF-8 path");
+    let commands: [&[&str]; 5] = [
+        &["net", "info", shipped],
+        &["best-move", EXAMPLE, "--depth", "1"],
+        &["evaluate", EXAMPLE],
+        &["bench", "--depth", "1", "--repeat", "1"],
+        &[
+            "simulate",
+            "--profile",
+            "tuned",
+            "--depth",
+            "1",
+            "--games",
+            "300",
+            "--json",
+        ],
+    ];
+    for args in commands {
+        let out = with_reader_gone(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.is_empty(), "{args:?} said on standard error: {stderr}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?} ended with {:?}",
+            out.status
+        );
+    }
 }
 
 /// `train --resume` continues from the shipped network (f16, no trainer state) and from its own checkpoint and
