@@ -372,14 +372,19 @@ async fn the_request_id_is_in_every_log_line_of_its_request_including_its_search
     assert_eq!(search_done[0]["span"]["request_id"], "rid-search-1");
 }
 
-/// `net info` tells how the shipped network is held in memory: as its file stores it, f16, 2 bytes a weight.
-#[test]
-fn net_info_tells_the_shipped_network_s_memory_as_held() {
-    let file = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
+/// The shipped network's file in `nets/`.
+fn shipped_network() -> std::path::PathBuf {
+    std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
         .expect("nets/")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.extension().is_some_and(|x| x == "a2n"))
-        .expect("a shipped network in nets/");
+        .expect("a shipped network in nets/")
+}
+
+/// `net info` tells how the shipped network is held in memory: as its file stores it, f16, 2 bytes a weight.
+#[test]
+fn net_info_tells_the_shipped_network_s_memory_as_held() {
+    let file = shipped_network();
     let out = Command::new(BIN)
         .args(["net", "info"])
         .arg(&file)
@@ -411,11 +416,7 @@ fn with_reader_gone(args: &[&str]) -> std::process::Output {
 #[test]
 fn a_command_whose_reader_stops_reading_ends_quietly() {
     use std::os::unix::process::ExitStatusExt;
-    let shipped = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
-        .expect("nets/ exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "a2n"))
-        .expect("a shipped network in nets/");
+    let shipped = shipped_network();
     let shipped = shipped.to_str().expect("a UTF-8 path");
     let commands: [&[&str]; 5] = [
         &["net", "info", shipped],
@@ -449,11 +450,7 @@ fn a_command_whose_reader_stops_reading_ends_quietly() {
 /// export; `net info` tells the shape, the stages and the kind of each file.
 #[test]
 fn train_continues_from_the_shipped_file_and_from_its_own_checkpoint_and_export() {
-    let shipped = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/nets"))
-        .expect("nets/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "a2n"))
-        .expect("a shipped network in nets/");
+    let shipped = shipped_network();
     let dir = std::env::temp_dir().join(format!("advisor2048-train-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
