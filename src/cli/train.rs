@@ -14,8 +14,8 @@ use advisor2048::search::StopHandle;
 use advisor2048::train::average::average;
 use advisor2048::train::compare::compare;
 use advisor2048::train::{
-    promote, Halving, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer, DEFAULT_COHERENCE_PRIOR,
-    REACH_EXPONENTS,
+    promote, Halving, NextValue, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer,
+    DEFAULT_COHERENCE_PRIOR, REACH_EXPONENTS,
 };
 
 use super::signals::{stop_on_signals, STOP_AND_SAVE};
@@ -29,6 +29,16 @@ pub enum StartArg {
     MidGame,
     /// In turn from a new board and from each --pool-keys pool (the first board of each stage seen so far).
     StagePools,
+}
+
+/// Which value of the next afterstate the TD(lambda) target reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum NextValueArg {
+    /// Its value just before its own update (the rule the shipped network was trained with).
+    BeforeUpdate,
+    /// Its value just after its own update (as the public trainers ziap/2048-tdl and TDL2048+ read it; measured
+    /// stronger at equal moves).
+    AfterUpdate,
 }
 
 #[derive(Args, Debug)]
@@ -69,6 +79,10 @@ pub struct TrainArgs {
     /// TD(lambda): 0 is TD(0).
     #[arg(long, default_value_t = 0.5)]
     pub lambda: f32,
+    /// The TD(lambda) target of an afterstate, r + (1 - lambda) V(next) + lambda x (the next target), reads V(next)
+    /// just before or just after the next afterstate's own update (the update runs backwards from the game's end).
+    #[arg(long, value_enum, default_value_t = NextValueArg::AfterUpdate)]
+    pub next_value: NextValueArg,
     /// Learning rate (divided by the lookups per board).
     #[arg(long, default_value_t = 1.0)]
     pub alpha: f32,
@@ -204,6 +218,10 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         threads: args.threads,
         lambda: args.lambda,
+        next_value: match args.next_value {
+            NextValueArg::BeforeUpdate => NextValue::BeforeUpdate,
+            NextValueArg::AfterUpdate => NextValue::AfterUpdate,
+        },
         alpha: args.alpha,
         tc: !args.no_tc,
         init_value: args.init_value,

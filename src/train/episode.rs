@@ -10,21 +10,28 @@
 //! - **Learn**: TD(lambda) applied backwards at the end of the game (Szubert and Jaśkowski 2014; the delayed update
 //!   of Jaśkowski 2016). With s_0 .. s_{T-1} the afterstates and r_t the reward of the move that made s_t, the target
 //!   of the last afterstate is 0 (the game ends after its spawn) and, going backwards,
-//!   `G_t = r_{t+1} + (1 - lambda) V(s_{t+1}) + lambda G_{t+1}`, each V read just before that afterstate's own
-//!   update. Every lookup of s_t moves its weight by `alpha / m x beta x (G_t - V(s_t))` (m = lookups per board).
+//!   `G_t = r_{t+1} + (1 - lambda) V(s_{t+1}) + lambda G_{t+1}`, each V read just before or just after that
+//!   afterstate's own update ([`NextValue`]). Every lookup of s_t moves its weight by `alpha / m x beta x (G_t - V(s_t))` (m = lookups per board).
 //!   Each afterstate is valued and updated in the stage of its decision; where the next decision is in a later stage
 //!   (s_t made that stage's start tile), the target is `r_{t+1} + V(s_{t+1})` read in s_t's own stage, so a stage
 //!   learns from its own values only.
 //! - **Halving restarts** replay the part of the game that can still learn: with frozen stages, the middle is taken
 //!   of the stretch from the first decision in a stage that learns (a game that never reached one is not replayed).
 
-use super::config::StartPolicy;
+use super::config::{NextValue, StartPolicy};
 use super::start::{Origin, StartState};
 use super::weights::Tables;
 use crate::engine::rng::Rng;
 use crate::engine::{Board, OVERFLOW_FLAG};
 use crate::eval::ntuple::index::Lookups;
 use crate::eval::ntuple::MAX_LOOKUPS;
+
+/// The settings of the backward TD(lambda) update.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TdRule {
+    pub lambda: f32,
+    pub next_value: NextValue,
+}
 
 /// One played stretch of a training game: a game from its start, or one of its restarts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +53,7 @@ pub struct Segment {
 pub fn train_game<L: Lookups>(
     lookups: &L,
     tables: &Tables,
-    lambda: f32,
+    rule: TdRule,
     policy: &StartPolicy,
     start: &mut StartState,
     (mut board, mut origin): (Board, Origin),
@@ -58,7 +65,7 @@ pub fn train_game<L: Lookups>(
     loop {
         let first = board;
         let (score, last) = play(lookups, tables, board, rng, path, decisions);
-        learn(lookups, tables, lambda, path, decisions);
+        learn(lookups, tables, rule, path, decisions);
         segment(
             Segment {
                 origin,
@@ -140,7 +147,8 @@ fn play<L: Lookups>(
 
 /// TD(lambda) backwards over a played path, each afterstate in the stage of its decision.
 #[inline(always)]
-fn learn<L: Lookups>(lookups: &L, tables: &Tables, lambda: f32, path: &[(Board, u32)], decisions: &[u8]) {
+fn learn<L: Lookups>(lookups: &L, tables: &Tables, rule: TdRule, path: &[(Board, u32)], decisions: &[u8]) {
+    let lambda = rule.lambda;
     let mut g_next = 0.0f32;
     let mut v_next = 0.0f32;
     let mut r_next = 0.0f32;
@@ -167,7 +175,10 @@ fn learn<L: Lookups>(lookups: &L, tables: &Tables, lambda: f32, path: &[(Board, 
         };
         tables.update_at(&idx[..n], target - v);
         g_next = target;
-        v_next = v;
+        v_next = match rule.next_value {
+            NextValue::BeforeUpdate => v,
+            NextValue::AfterUpdate => tables.value_of(&idx[..n]),
+        };
         r_next = reward as f32;
     }
 }
@@ -179,6 +190,33 @@ mod tests {
     use crate::eval::ntuple::Shape;
     use crate::train::config::{Halving, StartSource};
     use crate::with_lookups;
+
+    const RULE: TdRule = TdRule {
+        lambda: 0.5,
+        next_value: NextValue::BeforeUpdate,
+    };
+
+    /// The target of s_0 reads V(s_1) before or after s_1's own update, as `next_value` says. Two afterstates whose
+    /// eight lookups all index one weight each (every cell a 2; every cell a 4), plain TD with alpha 1/8, so that an
+    /// update moves a board's value exactly to its target: V(s_1) goes from 8 to its target 0; the target of s_0 is
+    /// r_1 + 0.5 V(s_1) + 0.5 x 0 = 16 + 0.5 x 8 before, 16 + 0.5 x 0 after.
+    #[test]
+    fn the_target_reads_the_next_value_before_or_after_its_update() {
+        let shape = Shape::new(vec![vec![0, 1, 2, 3]], vec![0]).unwrap();
+        let (s0, s1) = (Board(0x1111_1111_1111_1111), Board(0x2222_2222_2222_2222));
+        let path = [(s0, 4), (s1, 16)];
+        for (next_value, expected) in [(NextValue::BeforeUpdate, 20.0), (NextValue::AfterUpdate, 16.0)] {
+            let tables = Tables::new(shape.clone(), 1.0, false, 0.125);
+            assert_eq!((tables.value(s0), tables.value(s1)), (8.0, 8.0));
+            let rule = TdRule {
+                lambda: 0.5,
+                next_value,
+            };
+            with_lookups!(&Indexer::new(&shape), l => learn(l, &tables, rule, &path, &[0, 0]));
+            assert_eq!(tables.value(s1), 0.0, "{next_value:?}");
+            assert_eq!(tables.value(s0), expected, "{next_value:?}");
+        }
+    }
 
     /// Halving replays the part of a game after its middle, with a new spawn, until at most 10 moves are left.
     #[test]
@@ -197,7 +235,7 @@ mod tests {
             let mut seen: Vec<(Segment, Vec<(Board, u32)>)> = Vec::new();
             let first = start.next(&policy, &mut rng);
             with_lookups!(&Indexer::new(&shape), l => train_game(
-                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
+                l, &tables, RULE, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
                 |s, p| seen.push((s, p.to_vec())),
             ));
             assert_eq!(seen[0].0.origin, Origin::Fresh);
@@ -268,7 +306,7 @@ mod tests {
         for _ in 0..50 {
             let first = start.next(&policy, &mut rng);
             with_lookups!(&Indexer::new(&shape), l => train_game(
-                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions, |_, _| {},
+                l, &tables, RULE, &policy, &mut start, first, &mut rng, &mut path, &mut decisions, |_, _| {},
             ));
             crossed += usize::from(decisions.windows(2).any(|w| w[0] == 0 && w[1] == 1));
         }
@@ -298,7 +336,7 @@ mod tests {
             let mut seen: Vec<(Segment, Vec<(Board, u32)>)> = Vec::new();
             let first = start.next(&policy, &mut rng);
             with_lookups!(&Indexer::new(&shape), l => train_game(
-                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
+                l, &tables, RULE, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
                 |s, p| seen.push((s, p.to_vec())),
             ));
             for pair in seen.windows(2) {
@@ -334,7 +372,7 @@ mod tests {
             let mut segments = 0;
             let first = start.next(&policy, &mut rng);
             with_lookups!(&Indexer::new(&shape), l => train_game(
-                l, &tables, 0.5, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
+                l, &tables, RULE, &policy, &mut start, first, &mut rng, &mut path, &mut decisions,
                 |_, _| segments += 1,
             ));
             assert!(path.len() > 10);

@@ -9,7 +9,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::config::TrainConfig;
-use super::episode::{train_game, Segment};
+use super::episode::{train_game, Segment, TdRule};
 use super::start::{Origin, StartState, MID_GAME_POOL};
 use super::state::{read_state, split_state, state_head, GameResult, ResumeError, ThreadState, TrainState};
 use super::weights::{accumulators_from_bytes, Tables};
@@ -364,7 +364,10 @@ impl Trainer {
             train_game(
                 lookups,
                 &self.tables,
-                self.config.lambda,
+                TdRule {
+                    lambda: self.config.lambda,
+                    next_value: self.config.next_value,
+                },
                 &self.config.start,
                 &mut state.start,
                 (board, origin),
