@@ -11,7 +11,8 @@
 //!   of Jaśkowski 2016). With s_0 .. s_{T-1} the afterstates and r_t the reward of the move that made s_t, the target
 //!   of the last afterstate is 0 (the game ends after its spawn) and, going backwards,
 //!   `G_t = r_{t+1} + (1 - lambda) V(s_{t+1}) + lambda G_{t+1}`, each V read just before or just after that
-//!   afterstate's own update ([`NextValue`]). Every lookup of s_t moves its weight by `alpha / m x beta x (G_t - V(s_t))` (m = lookups per board).
+//!   afterstate's own update ([`NextValue`]). Every lookup of s_t moves its weight by
+//!   `alpha / m x beta x (G_t - V(s_t))` (m = lookups per board).
 //!   Each afterstate is valued and updated in the stage of its decision; where the next decision is in a later stage
 //!   (s_t made that stage's start tile), the target is `r_{t+1} + V(s_{t+1})` read in s_t's own stage, so a stage
 //!   learns from its own values only.
