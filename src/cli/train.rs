@@ -34,7 +34,7 @@ pub enum StartArg {
 /// Which value of the next afterstate the TD(lambda) target reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum NextValueArg {
-    /// Its value just before its own update (the rule the shipped network was trained with).
+    /// Its value just before its own update (the rule the networks before the shipped one were trained with).
     BeforeUpdate,
     /// Its value just after its own update (as the public trainers ziap/2048-tdl and TDL2048+ read it; measured
     /// stronger at equal moves).

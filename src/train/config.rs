@@ -102,7 +102,7 @@ impl TrainConfig {
 /// 160,251; docs/training.md, "The TD target").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NextValue {
-    /// Its value just before its own update (the rule the shipped network was trained with).
+    /// Its value just before its own update (the rule the networks before the shipped one were trained with).
     BeforeUpdate,
     /// Its value just after its own update (the rule of the public trainers ziap/2048-tdl and TDL2048+). It has moved
     /// towards G_{t+1} by its weights' rates, so where those rates are high (weights seen rarely, as in the late game)
