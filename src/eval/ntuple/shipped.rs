@@ -11,7 +11,7 @@ use super::Network;
 /// The one place the shipped network is named: shipping another network is this line (and the file in `nets/`).
 macro_rules! shipped_checksum {
     () => {
-        "70c53ba4b2f125d9"
+        "6ede512830f0a44c"
     };
 }
 
