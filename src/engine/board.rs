@@ -108,7 +108,6 @@ impl Board {
     /// Number of empty cells.
     #[inline]
     pub fn empty_count(self) -> u32 {
-        // A nibble is empty when all its 4 bits are 0: fold each nibble's bits into its lowest bit.
         self.empty_mask().count_ones()
     }
 
@@ -256,6 +255,7 @@ impl Board {
     /// The empty cells: bit 4j set where nibble j is 0.
     #[inline(always)]
     fn empty_mask(self) -> u64 {
+        // A nibble is empty when all its 4 bits are 0: fold each nibble's bits into its lowest bit.
         let mut x = self.0;
         x |= (x >> 2) & 0x3333_3333_3333_3333;
         x |= x >> 1;
