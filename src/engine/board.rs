@@ -252,9 +252,9 @@ impl Board {
         Some(Board(self.0 | (e << m.trailing_zeros())))
     }
 
-    /// The empty cells: bit 4j set where nibble j is 0.
+    /// The empty cells: bit 4j set where nibble j is 0 (row-major cell 15 - j).
     #[inline(always)]
-    fn empty_mask(self) -> u64 {
+    pub(crate) fn empty_mask(self) -> u64 {
         // A nibble is empty when all its 4 bits are 0: fold each nibble's bits into its lowest bit.
         let mut x = self.0;
         x |= (x >> 2) & 0x3333_3333_3333_3333;

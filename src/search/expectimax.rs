@@ -51,10 +51,7 @@ impl Position for Board {
     #[inline(always)]
     fn empty_cells(self) -> ([u8; 16], usize) {
         // One bit per empty cell (the lowest bit of its nibble), walked from the last cell to the first.
-        let mut x = self.0;
-        x |= (x >> 2) & 0x3333_3333_3333_3333;
-        x |= x >> 1;
-        let mut empty = !x & 0x1111_1111_1111_1111;
+        let mut empty = self.empty_mask();
         let mut cells = [0u8; 16];
         let mut n = 0;
         while empty != 0 {
