@@ -208,7 +208,7 @@ fn memory_ceiling() {
         for _ in 0..groups {
             for i in idx.iter_mut() {
                 *i = rng.below(n as u64) as usize;
-                advisor2048::eval::ntuple::prefetch(&table[*i]);
+                advisor2048::eval::ntuple::prefetch(&table, *i);
             }
             sum += idx.iter().map(|&i| table[i]).sum::<f32>();
         }

@@ -140,7 +140,7 @@ impl Tables {
     #[inline(always)]
     pub(super) fn prefetch_weights(&self, idx: &[u32]) {
         for &i in idx {
-            prefetch(&self.weights[i as usize]);
+            prefetch(&self.weights, i as usize);
         }
     }
 
@@ -148,9 +148,9 @@ impl Tables {
     #[inline(always)]
     pub(super) fn prefetch_for_update(&self, idx: &[u32]) {
         for &i in idx {
-            prefetch(&self.weights[i as usize]);
-            if let Some(c) = self.coherence.get(i as usize) {
-                prefetch(c);
+            prefetch(&self.weights, i as usize);
+            if !self.coherence.is_empty() {
+                prefetch(&self.coherence, i as usize);
             }
         }
     }

@@ -97,9 +97,32 @@ impl<const T: usize> SetIndex<T> {
 }
 
 /// The 4x6 set, grouped at compile time.
-pub static INDEX_4X6: SetIndex<4> = SetIndex::new(TUPLES_4X6);
+pub const INDEX_4X6: SetIndex<4> = SetIndex::new(TUPLES_4X6);
 /// The 8x6 set, grouped at compile time.
-pub static INDEX_8X6: SetIndex<8> = SetIndex::new(TUPLES_8X6);
+pub const INDEX_8X6: SetIndex<8> = SetIndex::new(TUPLES_8X6);
+
+/// A tuple set whose grouping is a constant of the type: code generic over it sees every rotation, mask and table
+/// offset as a literal, and unrolls each tuple's groups (a grouping held in a field, even one pointing at a
+/// constant, is read from memory and looped over at run time).
+pub trait FixedSet<const T: usize>: Clone + Copy + std::fmt::Debug + Send + Sync + 'static {
+    const SET: SetIndex<T>;
+}
+
+/// The 4x6 set as a type.
+#[derive(Clone, Copy, Debug)]
+pub struct Set4x6;
+
+impl FixedSet<4> for Set4x6 {
+    const SET: SetIndex<4> = INDEX_4X6;
+}
+
+/// The 8x6 set as a type.
+#[derive(Clone, Copy, Debug)]
+pub struct Set8x6;
+
+impl FixedSet<8> for Set8x6 {
+    const SET: SetIndex<8> = INDEX_8X6;
+}
 
 /// Where each stage starts (largest exponents) and how many weights a stage has.
 #[derive(Clone, Copy, Debug)]
@@ -143,15 +166,15 @@ pub enum Indexer {
 
 /// A compile-time tuple set with a network's stages.
 #[derive(Clone, Copy, Debug)]
-pub struct Fixed<const T: usize> {
-    set: &'static SetIndex<T>,
+pub struct Fixed<S, const T: usize> {
+    set: std::marker::PhantomData<S>,
     stages: Stages,
 }
 
 /// The 4x6 set with its stages.
-pub type Stages4 = Fixed<4>;
+pub type Stages4 = Fixed<Set4x6, 4>;
 /// The 8x6 set with its stages.
-pub type Stages8 = Fixed<8>;
+pub type Stages8 = Fixed<Set8x6, 8>;
 
 /// Another shape's groups, with its stages.
 #[derive(Clone, Debug)]
@@ -178,7 +201,7 @@ pub trait Lookups: Sync {
     fn per_stage(&self) -> usize;
 }
 
-impl<const T: usize> Fixed<T> {
+impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
     /// The weight index of every lookup of `board` (given its transpose), by tuple then symmetry: the order of
     /// [`Lookups::indices`], in an array of exactly the lookups' size (nothing to clear before it is filled).
     #[inline(always)]
@@ -193,8 +216,8 @@ impl<const T: usize> Fixed<T> {
         let syms = symmetries(board, transposed);
         let mut out = [[0u32; 8]; T];
         for (t, row) in out.iter_mut().enumerate() {
-            let at = base + self.set.offsets[t];
-            let tuple = &self.set.tuples[t];
+            let at = base + S::SET.offsets[t];
+            let tuple = &S::SET.tuples[t];
             for (slot, &b) in row.iter_mut().zip(&syms) {
                 *slot = (at + tuple.index(b) as usize) as u32;
             }
@@ -203,13 +226,13 @@ impl<const T: usize> Fixed<T> {
     }
 }
 
-impl<const T: usize> Lookups for Fixed<T> {
+impl<S: FixedSet<T>, const T: usize> Lookups for Fixed<S, T> {
     #[inline(always)]
     fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
         let base = stage * self.stages.per_stage;
         let syms = symmetries(board, transposed);
-        for (t, tuple) in self.set.tuples.iter().enumerate() {
-            let at = base + self.set.offsets[t];
+        for (t, tuple) in S::SET.tuples.iter().enumerate() {
+            let at = base + S::SET.offsets[t];
             for (s, &b) in syms.iter().enumerate() {
                 out[(8 * t + s) & (MAX_LOOKUPS - 1)] = (at + tuple.index(b) as usize) as u32;
             }
@@ -259,12 +282,12 @@ impl Indexer {
         let same = |set: &[&[u8]]| shape.tuples.len() == set.len() && shape.tuples.iter().zip(set).all(|(a, b)| a == b);
         if same(TUPLES_4X6) {
             Indexer::Four6(Fixed {
-                set: &INDEX_4X6,
+                set: std::marker::PhantomData,
                 stages,
             })
         } else if same(TUPLES_8X6) {
             Indexer::Eight6(Fixed {
-                set: &INDEX_8X6,
+                set: std::marker::PhantomData,
                 stages,
             })
         } else {

@@ -340,18 +340,19 @@ impl Features {
     }
 }
 
-/// Asks the CPU to start loading the cache line of `item` (a lookup's table slot is almost never in cache: loading
-/// all of a board's slots at once overlaps their latencies).
+/// Asks the CPU to start loading the cache line of `items[i]` (a lookup's table slot is almost never in cache:
+/// loading all of a board's slots at once overlaps their latencies). The address is only computed, never read by the
+/// program, so it needs no bounds check (an index past the end prefetches nothing useful, and never faults).
 #[inline(always)]
-pub fn prefetch<T>(item: &T) {
+pub fn prefetch<T>(items: &[T], i: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let ptr = std::ptr::from_ref(item).cast::<i8>();
-        // SAFETY: a prefetch never faults and reads nothing into the program; the pointer is a valid reference.
+        let ptr = items.as_ptr().wrapping_add(i).cast::<i8>();
+        // SAFETY: a prefetch never faults, whatever the address, and reads nothing into the program.
         unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
+    let _ = (items, i);
 }
 
 /// A loaded network: its shape and its weights (in memory as f32, or as f16 when read from an f16 file).
@@ -539,9 +540,9 @@ impl Network {
     }
 
     #[inline(always)]
-    fn values_of_four_fixed<const T: usize>(
+    fn values_of_four_fixed<S: index::FixedSet<T>, const T: usize>(
         &self,
-        lookups: &index::Fixed<T>,
+        lookups: &index::Fixed<S, T>,
         stage: Option<usize>,
         boards: [Option<(Board, Board)>; 4],
     ) -> [Option<f64>; 4] {
@@ -569,8 +570,8 @@ impl Network {
     #[inline(always)]
     fn prefetch(&self, idx: &[u32]) {
         match &self.weights {
-            Weights::F32(w) => idx.iter().filter_map(|&i| w.get(i as usize)).for_each(prefetch),
-            Weights::F16 { bits, .. } => idx.iter().filter_map(|&i| bits.get(i as usize)).for_each(prefetch),
+            Weights::F32(w) => idx.iter().for_each(|&i| prefetch(w, i as usize)),
+            Weights::F16 { bits, .. } => idx.iter().for_each(|&i| prefetch(bits, i as usize)),
         }
     }
 
