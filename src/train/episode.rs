@@ -146,22 +146,32 @@ fn play<L: Lookups>(
     (score, board)
 }
 
-/// TD(lambda) backwards over a played path, each afterstate in the stage of its decision.
+/// TD(lambda) backwards over a played path, each afterstate in the stage of its decision. Afterstate k's lookups sit
+/// in `slots[k % 2]`; those of the afterstate before it (the next to learn) are computed and their loads started
+/// before k is updated, so that memory latency overlaps k's work.
 #[inline(always)]
 fn learn<L: Lookups>(lookups: &L, tables: &Tables, rule: TdRule, path: &[(Board, u32)], decisions: &[u8]) {
     let lambda = rule.lambda;
     let mut g_next = 0.0f32;
     let mut v_next = 0.0f32;
     let mut r_next = 0.0f32;
-    let mut idx = [0u32; MAX_LOOKUPS];
-    for (k, (&(s, reward), &stage)) in path.iter().zip(decisions).enumerate().rev() {
+    let mut slots = [[0u32; MAX_LOOKUPS]; 2];
+    let fetch = |k: usize, slots: &mut [[u32; MAX_LOOKUPS]; 2]| {
+        let (s, stage) = (path[k].0, usize::from(decisions[k]));
+        let n = lookups.indices_in(stage, s, s.transpose(), &mut slots[k % 2]);
+        tables.prefetch_for_update(&slots[k % 2][..n]);
+        n
+    };
+    let Some(last) = path.len().checked_sub(1) else { return };
+    let mut n = fetch(last, &mut slots);
+    for (k, (&(_, reward), &stage)) in path.iter().zip(decisions).enumerate().rev() {
         let stage = usize::from(stage);
         if tables.is_frozen(stage) {
             // Stages only grow along a game: everything before this afterstate is frozen too.
             break;
         }
-        let n = lookups.indices_in(stage, s, s.transpose(), &mut idx);
-        tables.prefetch_for_update(&idx[..n]);
+        let next_n = if k > 0 { fetch(k - 1, &mut slots) } else { 0 };
+        let idx = &slots[k % 2];
         let v = tables.value_of(&idx[..n]);
         let target = if k + 1 == path.len() {
             0.0
@@ -181,6 +191,7 @@ fn learn<L: Lookups>(lookups: &L, tables: &Tables, rule: TdRule, path: &[(Board,
             NextValue::AfterUpdate => tables.value_of(&idx[..n]),
         };
         r_next = reward as f32;
+        n = next_n;
     }
 }
 
