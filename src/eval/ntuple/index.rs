@@ -6,8 +6,9 @@
 //! `4 x (n - 1 - j)` of the index (the first cell most significant). Cells whose two positions differ by the same
 //! amount move together: one rotation (a right rotation by the difference, modulo 64, which also covers a move to
 //! the left without losing bits) and one mask. The tuple sets named in the code ([`TUPLES_4X6`], [`TUPLES_8X6`]) are
-//! grouped at compile time ([`INDEX_4X6`], [`INDEX_8X6`]), so the compiler sees every rotation and mask as a
-//! constant; any other shape is grouped when it is loaded ([`Indexer::Any`]).
+//! grouped at compile time ([`INDEX_4X6`], [`INDEX_8X6`]) and reach the lookups as constants of a type ([`FixedSet`]),
+//! so the compiler sees every rotation and mask as a literal; any other shape is grouped when it is loaded
+//! ([`Indexer::Any`]).
 
 use super::{symmetries, Shape, MAX_LOOKUPS, MAX_STAGES, MAX_TUPLE_CELLS, TUPLES_4X6, TUPLES_8X6};
 use crate::engine::Board;
