@@ -230,6 +230,66 @@ mod tests {
         }
     }
 
+    /// The backward pass (which computes and prefetches each afterstate's lookups one step ahead) learns exactly what
+    /// the plain pass does: each afterstate in turn, its lookups computed cell by cell, valued, updated and valued
+    /// again. Weights and accumulators are compared bit for bit after a whole game, TD(0.5) with temporal coherence,
+    /// for both rules of the next value.
+    #[test]
+    fn learning_equals_the_plain_backward_pass() {
+        let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![0, 1, 4, 5]], vec![0]).unwrap();
+        let features = crate::eval::ntuple::Features::new(shape.clone());
+        let mut rng = Rng::new(7);
+        let weights: Vec<f32> = (0..shape.weight_count())
+            .map(|_| rng.below(2001) as f32 - 1000.0)
+            .collect();
+        let tables = || {
+            let net = crate::eval::ntuple::Network::from_weights(shape.clone(), weights.clone()).unwrap();
+            Tables::from_network(net, Some(Tables::accumulators(shape.weight_count())), 1.0)
+        };
+        for next_value in [NextValue::BeforeUpdate, NextValue::AfterUpdate] {
+            let rule = TdRule {
+                lambda: 0.5,
+                next_value,
+            };
+            let (piped, plain) = (tables(), tables());
+            let (mut path, mut decisions) = (Vec::new(), Vec::new());
+            let start = Board(0x1000_0000_0000_0001);
+            with_lookups!(&Indexer::new(&shape), l => play(l, &piped, start, &mut rng, &mut path, &mut decisions));
+            assert!(path.len() > 50, "a game of {} moves", path.len());
+            with_lookups!(&Indexer::new(&shape), l => learn(l, &piped, rule, &path, &decisions));
+
+            let (mut g_next, mut v_next, mut r_next) = (0.0f32, 0.0f32, 0.0f32);
+            for (k, &(s, reward)) in path.iter().enumerate().rev() {
+                let mut idx = [0u32; MAX_LOOKUPS];
+                let n = features.indices(s, s.transpose(), &mut idx);
+                let v = plain.value(s);
+                let target = if k + 1 == path.len() {
+                    0.0
+                } else {
+                    r_next + 0.5 * v_next + 0.5 * g_next
+                };
+                plain.update_at(&idx[..n], target - v);
+                g_next = target;
+                v_next = match next_value {
+                    NextValue::BeforeUpdate => v,
+                    NextValue::AfterUpdate => plain.value(s),
+                };
+                r_next = reward as f32;
+            }
+            let differ = (0..shape.weight_count())
+                .filter(|&i| {
+                    piped.weight(i).to_bits() != plain.weight(i).to_bits()
+                        || piped.accumulator(i) != plain.accumulator(i)
+                })
+                .count();
+            let changed = (0..shape.weight_count())
+                .filter(|&i| plain.weight(i) != weights[i])
+                .count();
+            assert!(changed > 100, "{next_value:?}: the game changed {changed} weights");
+            assert_eq!(differ, 0, "{next_value:?}: weights that differ from the plain pass");
+        }
+    }
+
     /// Halving replays the part of a game after its middle, with a new spawn, until at most 10 moves are left.
     #[test]
     fn halving_replays_the_second_half_of_each_game_until_little_is_left() {
