@@ -3,11 +3,12 @@
 //! greedy self-play moves per second (1 ply, one thread, 4 seeded games of at most 5,000 moves), and
 //! training moves per second (`ADVISOR_BENCH_TRAIN_GAMES` games, 20,000 by default, on one thread and on two threads
 //! sharing one set of tables; a quarter as many games of the default recipe on one and two threads; two independent
-//! trainers at once). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the shipped one), else a 4x6
-//! network of seeded random weights (the same memory traffic; other search trees).
+//! trainers at once), after the machine's ceilings for them (random lookups on one and two threads; the round trip of
+//! a cache line between two threads). The network is the file named by `ADVISOR_WEIGHTS` when set (e.g. the shipped
+//! one), else a 4x6 network of seeded random weights (the same memory traffic; other search trees).
 
 use std::hint::black_box;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -105,6 +106,7 @@ fn ntuple(c: &mut Criterion) {
     group.finish();
 
     memory_ceiling();
+    line_round_trip();
 
     // Training speed: 4x6 from scratch, a fixed number of games (seeded), as the side-by-side with the public
     // trainers measures it (TD(0), alpha 0.1, no temporal coherence, no restarts), on one and two threads; then
@@ -228,6 +230,31 @@ fn memory_ceiling() {
         rates.push(rate);
     }
     println!("memory ceiling, 2 threads / 1 thread: {:.2}x", rates[1] / rates[0]);
+}
+
+/// What a cache line costs to move between two cores: two threads pass a counter back and forth through one atomic
+/// (each waits for the other's write, then writes), so each round trip moves the line there and back. On a two-core
+/// machine the two spinning threads run on the two cores. A trainer's thread pays about half a round trip for each
+/// weight line the other thread wrote last, so this figure, against the time of a move on one thread, bounds how far
+/// two threads sharing one set of tables can scale (docs/training.md).
+fn line_round_trip() {
+    let trips = 1_000_000u32;
+    let counter = AtomicU32::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..trips {
+                while counter.load(Ordering::Acquire) != 2 * i + 1 {}
+                counter.store(2 * i + 2, Ordering::Release);
+            }
+        });
+        for i in 0..trips {
+            counter.store(2 * i + 1, Ordering::Release);
+            while counter.load(Ordering::Acquire) != 2 * i + 2 {}
+        }
+    });
+    let ns = start.elapsed().as_nanos() as f64 / f64::from(trips);
+    println!("cache line round trip between two threads: {ns:.0} ns");
 }
 
 criterion_group!(benches, ntuple);
