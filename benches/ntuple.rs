@@ -236,8 +236,13 @@ fn memory_ceiling() {
 /// (each waits for the other's write, then writes), so each round trip moves the line there and back. On a two-core
 /// machine the two spinning threads run on the two cores. A trainer's thread pays about half a round trip for each
 /// weight line the other thread wrote last, so this figure, against the time of a move on one thread, bounds how far
-/// two threads sharing one set of tables can scale (docs/training.md).
+/// two threads sharing one set of tables can scale (docs/training.md). Skipped on one core, where each wait would
+/// last a scheduler time slice.
 fn line_round_trip() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        println!("cache line round trip between two threads: skipped (one core)");
+        return;
+    }
     let trips = 1_000_000u32;
     let counter = AtomicU32::new(0);
     let start = Instant::now();
