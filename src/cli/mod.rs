@@ -322,7 +322,7 @@ impl NetworkArgs {
         match &self.weights_file {
             Some(path) if path.as_os_str() == "none" => Ok(None),
             Some(path) => {
-                let (net, _, _) = advisor2048::eval::ntuple::file::load(path)
+                let net = advisor2048::eval::ntuple::staged::load_any(path)
                     .with_context(|| format!("cannot load the network {}", path.display()))?;
                 Ok(Some(Arc::new(net)))
             }

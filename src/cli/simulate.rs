@@ -286,5 +286,13 @@ fn write_table(out: &mut impl Write, report: &SimReport) -> anyhow::Result<()> {
     for (tile, count) in &s.max_tile_histogram {
         writeln!(out, "{tile:>6}  {count}")?;
     }
+    if !s.depth_histogram.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{:>6}  moves (search depth reached, plies)", "depth")?;
+        for (depth, moves) in &s.depth_histogram {
+            let share = 100.0 * *moves as f64 / s.total_moves.max(1) as f64;
+            writeln!(out, "{depth:>6}  {moves} ({share:.1}%)")?;
+        }
+    }
     Ok(())
 }

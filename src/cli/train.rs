@@ -153,6 +153,20 @@ pub enum NetCommand {
     /// is the mean of theirs, an ensemble at the cost of one network (for example the snapshots of one training
     /// run's last phase).
     Average(NetAverageArgs),
+    /// Write a stage list: one network whose stages are one-stage weight files, each used from the tile given
+    /// (e.g. an opening network and a late-game network; no file over 100 MB). `--weights LIST` loads it.
+    Stack(NetStackArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NetStackArgs {
+    /// The stages, in order: TILE=FILE, the first from tile 0 (e.g. 0=open.a2n 16384=late.a2n); each FILE a
+    /// one-stage network inside the folder of --out.
+    #[arg(required = true, num_args = 1.., value_name = "TILE=FILE")]
+    pub stages: Vec<String>,
+    /// Where to write the stage list (JSON; parts are named relative to its folder).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -556,6 +570,30 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                 out.checksum(),
                 args.files.len()
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Stack(args) => {
+            let mut parts = Vec::with_capacity(args.stages.len());
+            for spec in &args.stages {
+                let (tile, path) = spec
+                    .split_once('=')
+                    .with_context(|| format!("stage {spec:?}: expected TILE=FILE, e.g. 16384=late.a2n"))?;
+                let tile: u32 = tile
+                    .parse()
+                    .with_context(|| format!("stage {spec:?}: {tile:?} is not a tile (0, 2, 4, ... 32768)"))?;
+                parts.push((tile, PathBuf::from(path)));
+            }
+            let (list, net) = advisor2048::eval::ntuple::staged::write_list(&args.out, &parts)?;
+            let checksum = net.info.as_ref().map_or("-", |i| i.checksum());
+            println!(
+                "{} (checksum {checksum}): {}, {} MiB in memory",
+                args.out.display(),
+                net.shape().describe(),
+                net.weight_bytes() >> 20
+            );
+            for (k, p) in list.stages.iter().enumerate() {
+                println!("  stage {k} from tile {:<6} {} ({})", p.from_tile, p.file, p.checksum);
+            }
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Export(args) => {

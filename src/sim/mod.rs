@@ -280,6 +280,7 @@ fn play_in_run(
     let mut max_tile = board.max_tile();
     progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
     let mut trace = config.trace.then(Vec::new);
+    let mut depths = std::collections::BTreeMap::new();
     // Moves not yet added to `progress`: shared counters are touched every `PROGRESS_EVERY` moves, not every move.
     let mut unreported = 0u64;
 
@@ -312,6 +313,7 @@ fn play_in_run(
             let (moved, reward) = children[d.index()];
             let after = moved.spawn(&mut rng).expect("a legal move leaves an empty cell");
             let value = values[d.index()].expect("the chosen direction has a value");
+            *depths.entry(1).or_insert(0) += 1;
             (d, value, Tiles::from(after), u64::from(reward))
         } else {
             settings.seed = move_seed(seed, moves);
@@ -322,6 +324,7 @@ fn play_in_run(
             if outcome.game_over() {
                 break true;
             }
+            *depths.entry(outcome.stats.depth.max(1)).or_insert(0) += 1;
             let (direction, value) = match outcome.best {
                 Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
                 None => fallback_move(&board, config, &settings, stop),
@@ -368,6 +371,7 @@ fn play_in_run(
         game_over: finished && board.is_game_over(),
         trace,
         elapsed: started.elapsed(),
+        depths,
     }
 }
 

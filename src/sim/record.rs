@@ -3,6 +3,7 @@
 //! durations as `elapsed_ms`). They read back from the same JSON (`Deserialize`), so that the reports of a run played
 //! in chunks can be merged ([`SimReport::merge`](super::SimReport::merge)).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -44,6 +45,11 @@ pub struct GameRecord {
     /// Wall-clock time spent on this game (searches, moves and spawns).
     #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
+    /// Moves played at each search depth reached (plies -> moves): what a time budget did over the game. A greedy
+    /// move counts at 1; a move whose search completed no depth (a budget too small for one ply) at 1, as played.
+    /// Left out of the JSON when empty (a game of no move).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub depths: BTreeMap<u32, u64>,
 }
 
 impl GameRecord {

@@ -147,6 +147,9 @@ pub struct Summary {
     /// Wall-clock time of the run (of a merged report: the time of its parts, see [`SimReport::merge`]).
     #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
+    /// Moves of all games by the search depth they reached (plies -> moves): how a time budget spent its time.
+    #[serde(default)]
+    pub depth_histogram: BTreeMap<u32, u64>,
 }
 
 /// How many of `games` reached `tile`, with a 95% Wilson interval.
@@ -179,6 +182,10 @@ impl Summary {
             .collect();
         let total_moves: u64 = games.iter().map(|g| g.moves).sum();
         let game_time: Duration = games.iter().map(|g| g.elapsed).sum();
+        let mut depth_histogram = BTreeMap::new();
+        for (&depth, &moves) in games.iter().flat_map(|g| &g.depths) {
+            *depth_histogram.entry(depth).or_insert(0) += moves;
+        }
         let seconds = elapsed.as_secs_f64();
         Summary {
             games: games.len() as u64,
@@ -201,6 +208,7 @@ impl Summary {
                 0.0
             },
             elapsed,
+            depth_histogram,
         }
     }
 

@@ -510,6 +510,7 @@ fn record(index: u64, score: u64, max_tile: u32, moves: u64, finished: bool) -> 
         game_over: finished,
         trace: None,
         elapsed: Duration::from_millis(10 * moves),
+        depths: [(3, moves)].into_iter().collect(),
     }
 }
 
@@ -529,6 +530,8 @@ fn summary_statistics_match_hand_computed_values() {
     assert_eq!((s.min_score, s.max_score), (Some(100), Some(400)));
     assert_eq!(s.max_tile_histogram, BTreeMap::from([(1024, 1), (2048, 2), (4096, 1)]));
     assert_eq!(s.total_moves, 200);
+    // Every game's moves at its depths, unfinished games included.
+    assert_eq!(s.depth_histogram, BTreeMap::from([(3, 200)]));
     assert_eq!(s.moves_per_second, 100.0); // 200 moves in 2 s
     assert!((s.ms_per_move - 10.0).abs() < 1e-12); // 2000 ms of game time over 200 moves
 
@@ -767,9 +770,11 @@ fn fixture_line(label: &str, network: Option<&str>, game: &GameRecord) -> serde_
         .map(|s| s.direction.to_string().chars().next().unwrap())
         .collect();
     let trace_json = serde_json::to_string(trace).unwrap();
+    // The fixture predates the per-game depth counts (a depth-bounded game's are all at its depth).
     let record = GameRecord {
         trace: None,
         elapsed: Duration::ZERO,
+        depths: Default::default(),
         ..game.clone()
     };
     let mut line = serde_json::json!({
@@ -832,4 +837,23 @@ fn seeded_games_match_the_games_saved_before_the_fast_path() {
     for (got, want) in lines.iter().zip(&saved) {
         assert_eq!(got, want, "run {} game {}", want["run"], want["record"]["index"]);
     }
+}
+
+#[test]
+fn the_depth_histogram_counts_every_move_at_the_depth_its_search_reached() {
+    // Depth-bounded: every move at the requested depth (greedy moves at 1).
+    for depth in [1, 3] {
+        let mut cfg = config(Profile::Tuned, depth, 2, 9);
+        cfg.max_moves = Some(60);
+        let report = simulate(&cfg, &StopHandle::new(), |_| {});
+        assert_eq!(report.summary.depth_histogram, BTreeMap::from([(depth, 120)]));
+        for g in &report.games {
+            assert_eq!(g.depths, BTreeMap::from([(depth, 60)]));
+        }
+    }
+    // The learned profile searches an odd depth: 2 plies is searched as 3.
+    let mut cfg = config(Profile::Learned, 2, 1, 9);
+    cfg.max_moves = Some(30);
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    assert_eq!(report.summary.depth_histogram, BTreeMap::from([(3, 30)]));
 }

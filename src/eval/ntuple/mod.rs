@@ -23,6 +23,7 @@
 pub mod file;
 pub mod index;
 pub mod shipped;
+pub mod staged;
 
 use std::sync::Arc;
 
@@ -117,14 +118,21 @@ impl Shape {
                 seen |= 1 << c;
             }
         }
+        Shape::check_stages(&stages)?;
+        Ok(Shape { tuples, stages })
+    }
+
+    /// Checks a list of stage starts (exponents): from 0, strictly increasing, at most [`MAX_STAGES`], up to 15.
+    pub fn check_stages(stages: &[u8]) -> Result<(), ShapeError> {
         let ok = stages.first() == Some(&0)
             && stages.len() <= MAX_STAGES
             && stages.windows(2).all(|w| w[0] < w[1])
             && stages.iter().all(|&s| s <= 15);
-        if !ok {
-            return Err(ShapeError::Stages(stages));
+        if ok {
+            Ok(())
+        } else {
+            Err(ShapeError::Stages(stages.to_vec()))
         }
-        Ok(Shape { tuples, stages })
     }
 
     /// A named tuple set (`4x6` or `8x6`) with the given stage starts.
@@ -470,6 +478,14 @@ impl Network {
                 out.extend(bits.iter().map(|&h| AtomicU32::new((f16_to_f32(h) * scale).to_bits())));
                 out
             }
+        }
+    }
+
+    /// The power-of-two scale of f16 weights in memory (`None` for f32 weights).
+    pub fn f16_scale(&self) -> Option<f32> {
+        match &self.weights {
+            Weights::F32(_) => None,
+            Weights::F16 { scale, .. } => Some(*scale),
         }
     }
 

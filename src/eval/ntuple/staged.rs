@@ -1,0 +1,332 @@
+//! A network split into files, one weight set (stage) per file: a small JSON **stage list** names the parts, the
+//! tile each part starts at and each part's checksum; every part is an ordinary one-stage weight file (`.a2n`,
+//! see [`file`](super::file)) that can also be used on its own.
+//!
+//! Why: a network of two 4x6 stages is about 170 MB as one file, and no file of this project may pass 100 MB. Kept as
+//! parts, each stage stays a file of its own size, and a stage taken from a network already shipped costs nothing
+//! new in the repository (the same bytes).
+//!
+//! # Stage list, version 1
+//! ```json
+//! {"format": "advisor2048-stages", "version": 1,
+//!  "stages": [{"from_tile": 0,     "file": "4x6-9610fc26ea7e3d8b.a2n", "checksum": "9610fc26ea7e3d8b"},
+//!             {"from_tile": 16384, "file": "4x6-6ede512830f0a44c.a2n", "checksum": "6ede512830f0a44c"}]}
+//! ```
+//! `file` is relative to the stage list's folder; `checksum` is the part's short checksum (`advisor2048 net info`),
+//! so a part replaced by another file is refused, naming it. The first stage starts at tile 0 (every board), the
+//! others at increasing tiles (powers of two up to 32768). Every part must have the same tuples and one stage.
+//!
+//! The loaded network is one [`Network`] with the parts' stages, valued as the multi-stage rule of
+//! [`Network::decision_stage`] says. Its checksum is that of the stage list's bytes, which name every part's.
+//!
+//! **Scales.** An f16 part stores its weights divided by a power-of-two scale; one network has one scale, the
+//! largest of its parts', and a part with a smaller scale has its weights divided by the ratio (a power of two)
+//! when loaded: exact for every weight above f16's normal range (6.1e-5 of the larger scale), within one unit of
+//! 2^-24 of it below (a weight of magnitude below about 2e-4, nothing a value of tens of thousands can notice).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::file::{self, NetFileError, NetHeader, NetInfo, TrainingSummary, ValueType};
+use super::{f16_to_f32, Network, Shape, ShapeError, Weights};
+
+/// The `format` of a stage list.
+pub const FORMAT: &str = "advisor2048-stages";
+/// The stage-list version this build reads and writes.
+pub const VERSION: u32 = 1;
+/// Stage lists longer than this are refused before parsing.
+const MAX_LIST_BYTES: usize = 1 << 16;
+
+/// A stage list: which file holds each stage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageList {
+    pub format: String,
+    pub version: u32,
+    pub stages: Vec<StagePart>,
+}
+
+/// One stage of a stage list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagePart {
+    /// The smallest largest tile of the boards this stage values (0 for the first stage).
+    pub from_tile: u32,
+    /// The part's weight file, relative to the stage list's folder.
+    pub file: String,
+    /// The part's short checksum (the first 16 hex digits of its SHA-256).
+    pub checksum: String,
+}
+
+/// Why a network cannot be loaded from a stage list or its parts.
+#[derive(Debug, thiserror::Error)]
+pub enum StagedError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{} is not a stage list: {reason}", path.display())]
+    List { path: PathBuf, reason: String },
+    #[error("stage {stage}'s weight file {}: {source}", path.display())]
+    Part {
+        stage: usize,
+        path: PathBuf,
+        source: NetFileError,
+    },
+    #[error("stage {stage}'s weight file {} has checksum {found}, the stage list names {expected}", path.display())]
+    PartChecksum {
+        stage: usize,
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("stage {stage}'s weight file {} {reason}", path.display())]
+    PartShape { stage: usize, path: PathBuf, reason: String },
+    #[error("{0}")]
+    Shape(#[from] ShapeError),
+    #[error(transparent)]
+    File(#[from] NetFileError),
+}
+
+impl StageList {
+    /// Reads a stage list's text (checked: format, version, stage starts).
+    pub fn parse(bytes: &[u8]) -> Result<StageList, String> {
+        if bytes.len() > MAX_LIST_BYTES {
+            return Err(format!("{} bytes is longer than a stage list can be", bytes.len()));
+        }
+        let list: StageList = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if list.format != FORMAT {
+            return Err(format!("format is {:?}, expected {FORMAT:?}", list.format));
+        }
+        if list.version != VERSION {
+            return Err(format!("unsupported version {} (this build reads {VERSION})", list.version));
+        }
+        list.start_exponents()?;
+        Ok(list)
+    }
+
+    /// The stages' starts as exponents (0 for the first): powers of two, increasing, the first 0.
+    pub fn start_exponents(&self) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(self.stages.len());
+        for (k, part) in self.stages.iter().enumerate() {
+            let e = match part.from_tile {
+                0 => 0,
+                t if t.is_power_of_two() && (2..=32768).contains(&t) => t.trailing_zeros() as u8,
+                t => return Err(format!("stage {k}: from_tile {t} is not 0 or a tile from 2 to 32768")),
+            };
+            out.push(e);
+        }
+        Shape::check_stages(&out).map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    /// The list as written to a file (pretty JSON and a final newline).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+}
+
+/// Whether `bytes` begin like a weight file (else they may be a stage list).
+pub fn is_weight_file(bytes: &[u8]) -> bool {
+    bytes.starts_with(file::MAGIC)
+}
+
+/// Loads a network from a weight file or a stage list, whichever `path` is.
+pub fn load_any(path: &Path) -> Result<Network, StagedError> {
+    let bytes = std::fs::read(path).map_err(|source| StagedError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if is_weight_file(&bytes) {
+        return Ok(file::decode(&bytes)?.0);
+    }
+    let list = StageList::parse(&bytes).map_err(|reason| StagedError::List {
+        path: path.to_owned(),
+        reason,
+    })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut parts = Vec::with_capacity(list.stages.len());
+    for (stage, part) in list.stages.iter().enumerate() {
+        let part_path = dir.join(&part.file);
+        let part_bytes = std::fs::read(&part_path).map_err(|source| StagedError::Part {
+            stage,
+            path: part_path.clone(),
+            source: NetFileError::Io(source),
+        })?;
+        parts.push((part_path, part_bytes));
+    }
+    let views: Vec<(&Path, &[u8])> = parts.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect();
+    assemble(&list, &bytes, &views)
+}
+
+/// Builds the network of a stage list from its parts' bytes (`parts[k]`: stage k's file name, for errors, and
+/// bytes); `list_bytes` are the list's own bytes (the network's checksum is theirs).
+pub fn assemble(list: &StageList, list_bytes: &[u8], parts: &[(&Path, &[u8])]) -> Result<Network, StagedError> {
+    let starts = list.start_exponents().map_err(|reason| StagedError::List {
+        path: PathBuf::from("stage list"),
+        reason,
+    })?;
+    let mut decoded = Vec::with_capacity(parts.len());
+    for (stage, (&(path, bytes), part)) in parts.iter().zip(&list.stages).enumerate() {
+        let (net, info, state) = file::decode(bytes).map_err(|source| StagedError::Part {
+            stage,
+            path: path.to_owned(),
+            source,
+        })?;
+        if info.checksum() != part.checksum {
+            return Err(StagedError::PartChecksum {
+                stage,
+                path: path.to_owned(),
+                expected: part.checksum.clone(),
+                found: info.checksum().to_owned(),
+            });
+        }
+        let shape_problem = |reason: String| StagedError::PartShape {
+            stage,
+            path: path.to_owned(),
+            reason,
+        };
+        if net.shape().stages.len() != 1 {
+            return Err(shape_problem(format!(
+                "has {} stages; a part holds one",
+                net.shape().stages.len()
+            )));
+        }
+        if !state.is_empty() {
+            return Err(shape_problem("is a checkpoint; a part is a network (net export)".into()));
+        }
+        if let Some((_, first, _)) = decoded.first() {
+            let first: &Network = first;
+            if first.shape().tuples != net.shape().tuples {
+                return Err(shape_problem(format!(
+                    "has tuples {:?}, stage 0 has {:?}",
+                    net.shape().tuples,
+                    first.shape().tuples
+                )));
+            }
+        }
+        decoded.push((stage, net, info));
+    }
+    if decoded.len() != starts.len() {
+        return Err(StagedError::List {
+            path: PathBuf::from("stage list"),
+            reason: format!("{} stages named, {} files given", starts.len(), decoded.len()),
+        });
+    }
+    let tuples = decoded[0].1.shape().tuples.clone();
+    let shape = Shape::new(tuples.clone(), starts.clone())?;
+    let all_f16 = decoded.iter().all(|(_, n, _)| n.is_f16());
+    let per_stage = shape.weights_per_stage();
+    let mut net = if all_f16 {
+        let scale = decoded
+            .iter()
+            .map(|(_, n, _)| n.f16_scale().unwrap_or(1.0))
+            .fold(0.0f32, f32::max);
+        let mut bits: Vec<u16> = super::huge_page_vec(per_stage * decoded.len());
+        for (_, part, _) in &decoded {
+            if let Weights::F16 { bits: b, scale: s } = &part.weights {
+                if *s == scale {
+                    bits.extend_from_slice(b);
+                } else {
+                    let ratio = s / scale;
+                    bits.extend(b.iter().map(|&h| half::f16::from_f32(f16_to_f32(h) * ratio).to_bits()));
+                }
+            }
+        }
+        Network::from_f16(shape.clone(), bits, scale).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?
+    } else {
+        let mut weights: Vec<f32> = super::huge_page_vec(per_stage * decoded.len());
+        for (_, part, _) in &decoded {
+            weights.extend_from_slice(&part.weights());
+        }
+        Network::from_weights(shape.clone(), weights).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?
+    };
+    let digest = Sha256::digest(list_bytes);
+    let sha256: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let last = &decoded[decoded.len() - 1].2.header.training;
+    let training = TrainingSummary {
+        games: decoded.iter().map(|(_, _, i)| i.header.training.games).sum(),
+        moves: decoded.iter().map(|(_, _, i)| i.header.training.moves).sum(),
+        rolling_mean_score: last.rolling_mean_score,
+        seconds: decoded.iter().map(|(_, _, i)| i.header.training.seconds).sum(),
+        command: decoded
+            .iter()
+            .zip(&list.stages)
+            .map(|((k, _, i), p)| format!("stage {k} (from tile {}, {}): {}", p.from_tile, p.checksum, i.header.training.command))
+            .collect::<Vec<_>>()
+            .join(" ;; "),
+    };
+    net.info = Some(NetInfo {
+        header: NetHeader {
+            tuples,
+            stages: starts,
+            value_type: if all_f16 { ValueType::F16 } else { ValueType::F32 },
+            scale: net.f16_scale().unwrap_or(1.0),
+            compression: "deflate".into(),
+            payload_bytes: decoded.iter().map(|(_, _, i)| i.header.payload_bytes).sum(),
+            trainer_state_bytes: 0,
+            training,
+        },
+        sha256,
+        file_bytes: list_bytes.len() as u64 + decoded.iter().map(|(_, _, i)| i.file_bytes).sum::<u64>(),
+    });
+    Ok(net)
+}
+
+/// Writes a stage list naming `parts` (each: the tile its stage starts at, the part's path) at `out`, checking every
+/// part (a usable one-stage network of the same tuples) and recording its checksum; paths are written relative to
+/// `out`'s folder (a part must lie in it or below it).
+pub fn write_list(out: &Path, parts: &[(u32, PathBuf)]) -> Result<(StageList, Network), StagedError> {
+    let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir_abs = std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir })
+        .map_err(|source| StagedError::Io { path: dir.clone(), source })?;
+    let mut stages = Vec::with_capacity(parts.len());
+    let mut bytes = Vec::with_capacity(parts.len());
+    for (stage, (from_tile, path)) in parts.iter().enumerate() {
+        let abs = std::fs::canonicalize(path).map_err(|source| StagedError::Part {
+            stage,
+            path: path.clone(),
+            source: NetFileError::Io(source),
+        })?;
+        let rel = abs.strip_prefix(&dir_abs).map_err(|_| StagedError::PartShape {
+            stage,
+            path: path.clone(),
+            reason: format!("is not inside the stage list's folder {}", dir_abs.display()),
+        })?;
+        let b = std::fs::read(&abs).map_err(|source| StagedError::Part {
+            stage,
+            path: path.clone(),
+            source: NetFileError::Io(source),
+        })?;
+        let (info, _) = file::inspect(&b).map_err(|source| StagedError::Part {
+            stage,
+            path: path.clone(),
+            source,
+        })?;
+        stages.push(StagePart {
+            from_tile: *from_tile,
+            file: rel.to_string_lossy().replace('\\', "/"),
+            checksum: info.checksum().to_owned(),
+        });
+        bytes.push((path.clone(), b));
+    }
+    let list = StageList {
+        format: FORMAT.into(),
+        version: VERSION,
+        stages,
+    };
+    list.start_exponents().map_err(|reason| StagedError::List {
+        path: out.to_owned(),
+        reason,
+    })?;
+    let list_bytes = list.to_bytes();
+    let views: Vec<(&Path, &[u8])> = bytes.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect();
+    let net = assemble(&list, &list_bytes, &views)?;
+    std::fs::write(out, &list_bytes).map_err(|source| StagedError::Io {
+        path: out.to_owned(),
+        source,
+    })?;
+    Ok((list, net))
+}
