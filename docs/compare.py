@@ -14,6 +14,7 @@ Needs only the standard library.
 """
 import json
 import math
+import signal
 import statistics
 import sys
 
@@ -68,4 +69,5 @@ def main(args: list) -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # end quietly when the reader stops, as the binary does
     main(sys.argv[1:])
