@@ -142,7 +142,7 @@ pub struct TrainArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum NetCommand {
-    /// Print a weight file's shape, size, checksum and training summary (checks the whole file).
+    /// Print a weight file's or a stage list's shape, size, checksum and training summary (checks every file).
     Info(NetInfoArgs),
     /// Write a checkpoint's network as a shipped weight file (f16, no trainer state).
     Export(NetExportArgs),
@@ -436,8 +436,16 @@ fn save_checkpoint(
 }
 
 /// A weight file for the `net` commands, an error naming the file when it is not one.
+/// A weight file (network or checkpoint) or a stage list naming one file per stage.
 fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<u8>)> {
-    file::load(path).with_context(|| format!("{} is not a usable weight file", path.display()))
+    let context = || format!("{} is not a usable weight file or stage list", path.display());
+    let bytes = std::fs::read(path).with_context(context)?;
+    if advisor2048::eval::ntuple::staged::is_weight_file(&bytes) {
+        return file::decode(&bytes).with_context(context);
+    }
+    let net = advisor2048::eval::ntuple::staged::load_any(path).with_context(context)?;
+    let info = net.info.clone().with_context(context)?;
+    Ok((net, info, Vec::new()))
 }
 
 pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {

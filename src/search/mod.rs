@@ -25,7 +25,10 @@
 //! # Time, limits and cancellation
 //! Without a time budget the search runs the requested depth once. With a budget it deepens iteratively over odd
 //! depths 1, 3, 5, ... up to the requested depth (which comes last, even or odd) and returns the deepest completed
-//! iteration; an iteration cut short by the budget is discarded and the result says `truncated`. A [`StopHandle`]
+//! iteration; an iteration cut short by the budget is discarded and the result says `truncated`. It does not start
+//! an iteration it foresees ending after the budget (the last one's time, grown as its nodes grew from the one
+//! before: its work would be thrown away), and says `truncated` then too; a forced move (one legal direction) stops
+//! after one ply. A self-play game holds its moves' mean time to the budget (`sim::budget`). A [`StopHandle`]
 //! (and the node limit) are polled every 4096 nodes, a few microseconds of work.
 //!
 //! # Exactness for huge tiles
@@ -303,7 +306,22 @@ fn search_with<E: Evaluator>(
     // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
     let shallower = (1..target).step_by(2).filter(|_| budget_end.is_some());
     let shared_nodes = AtomicU64::new(0);
+    // Under a budget: the time and nodes of the last two completed iterations, to foresee the next one.
+    let mut pace = Pace::default();
     for depth in shallower.chain(std::iter::once(target)) {
+        if let Some(end) = budget_end.filter(|_| outcome.stats.depth > 0) {
+            // One legal direction: there is nothing to choose, and no reason to spend the budget on it.
+            if outcome.values.iter().flatten().count() == 1 {
+                break;
+            }
+            // An iteration that cannot end within the budget would be thrown away: stop before starting it.
+            if pace.foresee().is_some_and(|t| Instant::now() + t > end) {
+                outcome.stats.truncated = true;
+                break;
+            }
+        }
+        let iteration_start = budget_end.map(|_| Instant::now());
+        let nodes_before = outcome.stats.nodes;
         let results = match fast_roots {
             Some(roots) => run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes),
             None => run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes),
@@ -323,10 +341,42 @@ fn search_with<E: Evaluator>(
         }
         outcome.values = results.map(|r| r.map(|r| r.value));
         outcome.stats.depth = depth;
+        if let Some(t0) = iteration_start {
+            pace.record(t0.elapsed(), outcome.stats.nodes - nodes_before);
+        }
     }
     outcome.best = choose(&outcome.values);
     outcome.stats.elapsed = elapsed();
     outcome
+}
+
+/// The cost of the last two completed iterations of a budgeted search (two plies apart), to foresee the next one.
+#[derive(Clone, Copy, Default)]
+struct Pace {
+    last: Option<(Duration, u64)>,
+    before: Option<(Duration, u64)>,
+}
+
+impl Pace {
+    /// Growth in nodes from one iteration to the next (two plies deeper) when only one iteration is known: about
+    /// what the learned profile's searches show from 3 to 5 and from 5 to 7 plies (docs/strength.md).
+    const FIRST_GROWTH: f64 = 10.0;
+
+    fn record(&mut self, time: Duration, nodes: u64) {
+        self.before = self.last;
+        self.last = Some((time, nodes.max(1)));
+    }
+
+    /// The time the next iteration will take: the last one's, grown as the nodes grew from the one before (at least
+    /// 2x, at most 40x: a shallow iteration's few nodes say little), `None` before any iteration.
+    fn foresee(&self) -> Option<Duration> {
+        let (time, nodes) = self.last?;
+        let growth = match self.before {
+            Some((_, earlier)) if earlier >= 64 => (nodes as f64 / earlier as f64).clamp(2.0, 40.0),
+            _ => Self::FIRST_GROWTH,
+        };
+        Some(time.mul_f64(growth))
+    }
 }
 
 /// A 1-ply search on the fast board: each legal move's `reward_weight x reward + h(board after it)`, the four

@@ -37,6 +37,7 @@
 //! The records derive [`serde::Serialize`] so that `advisor2048 simulate --json` and `POST /simulate` print the same
 //! thing: boards as rows of tile values, directions as `up` / `down` / `left` / `right`, durations as `elapsed_ms`.
 
+pub mod budget;
 mod record;
 mod stats;
 
@@ -48,6 +49,7 @@ use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
 use crate::search::{choose, one_ply, search_untimed, Depth, RunSettings, SearchSettings, StopHandle};
+use budget::GameBudget;
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
 pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
@@ -281,6 +283,8 @@ fn play_in_run(
     progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
     let mut trace = config.trace.then(Vec::new);
     let mut depths = std::collections::BTreeMap::new();
+    // A time budget is the game's mean time per move: each move gets an allowance (see `budget`).
+    let mut game_budget = config.settings.run.time_budget.map(GameBudget::new);
     // Moves not yet added to `progress`: shared counters are touched every `PROGRESS_EVERY` moves, not every move.
     let mut unreported = 0u64;
 
@@ -317,7 +321,13 @@ fn play_in_run(
             (d, value, Tiles::from(after), u64::from(reward))
         } else {
             settings.seed = move_seed(seed, moves);
+            if let Some(game_budget) = &game_budget {
+                settings.run.time_budget = Some(game_budget.allowance(&board));
+            }
             let outcome = search_untimed(&board, &config.evaluator, &settings, stop);
+            if let Some(game_budget) = game_budget.as_mut() {
+                game_budget.spent(outcome.stats.elapsed);
+            }
             if stop.is_stopped() || limits.past_deadline() {
                 break false;
             }

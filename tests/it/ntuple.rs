@@ -837,3 +837,87 @@ fn a_search_values_its_whole_tree_in_the_stage_of_the_root_board() {
     );
     assert!(o.values.iter().flatten().all(|v| *v < -1e6), "{:?}", o.values);
 }
+
+/// A network split into files: a stage list and one-stage parts. Each stage values boards exactly as its part does
+/// on its own (the parts' f16 scales differ: the smaller is brought to the larger, exactly for these weights), and a
+/// missing, corrupt or replaced part is refused, naming its file, at load time and when a server starts.
+#[test]
+fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
+    use advisor2048::eval::ntuple::staged::{self, StagedError};
+    let dir = std::env::temp_dir().join(format!("advisor2048-staged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shape = small_shapes()[0].clone();
+    let open = random_network(shape.clone(), 11);
+    // Weights up to 200,000: stored with a larger f16 scale than the first part's.
+    let late = Network::from_weights(shape.clone(), open.weights().iter().map(|w| w * 200.0 + 1.0).collect()).unwrap();
+    let (open_path, late_path) = (dir.join("open.a2n"), dir.join("late.a2n"));
+    file::save(&open_path, &open, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    file::save(&late_path, &late, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let list_path = dir.join("net.json");
+    let (list, _) = staged::write_list(&list_path, &[(0, open_path.clone()), (256, late_path.clone())]).unwrap();
+    assert_eq!(list.stages[1].file, "late.a2n");
+    let net = staged::load_any(&list_path).unwrap();
+    assert_eq!(net.shape().stages, vec![0, 8]);
+    assert_eq!(net.shape().describe(), "3x4, 2 stages (from tiles 0, 256)");
+    let (open16, late16) = (file::load(&open_path).unwrap().0, file::load(&late_path).unwrap().0);
+    assert_ne!(open16.f16_scale(), late16.f16_scale());
+    let mut rng = Rng::new(5);
+    for _ in 0..500 {
+        let mut board = Board::default();
+        for _ in 0..10 {
+            board = board.spawn(&mut rng).unwrap_or(board);
+        }
+        let board = Board(board.0 | (u64::from(rng.below(12) as u8) << 60));
+        let t = board.transpose();
+        let part = if board.max_exponent() >= 8 { &late16 } else { &open16 };
+        let (got, want) = (net.value(board, t), part.value(board, t));
+        assert!(
+            (got - want).abs() <= 1e-3 * want.abs().max(1.0),
+            "{board:?}: {got} against {want}"
+        );
+    }
+    // The network's checksum is the list's.
+    let digest = Sha256::digest(std::fs::read(&list_path).unwrap());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(net.info.as_ref().unwrap().checksum(), &hex[..16]);
+
+    // A corrupt part: its checksum error names its file.
+    let good_late = std::fs::read(&late_path).unwrap();
+    let mut bad = good_late.clone();
+    let k = bad.len() - 40;
+    bad[k] ^= 1;
+    std::fs::write(&late_path, &bad).unwrap();
+    let e = staged::load_any(&list_path).unwrap_err();
+    assert!(matches!(e, StagedError::Part { stage: 1, .. }), "{e}");
+    assert!(
+        e.to_string().contains("late.a2n") && e.to_string().contains("checksum"),
+        "{e}"
+    );
+    // Another valid network in its place: refused against the list's checksum.
+    std::fs::copy(&open_path, &late_path).unwrap();
+    let e = staged::load_any(&list_path).unwrap_err();
+    assert!(matches!(e, StagedError::PartChecksum { stage: 1, .. }), "{e}");
+    // A missing part.
+    std::fs::remove_file(&late_path).unwrap();
+    let e = staged::load_any(&list_path).unwrap_err();
+    assert!(e.to_string().contains("late.a2n"), "{e}");
+    // A server given that list does not start, and says which file.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--weights"])
+        .arg(&list_path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("late.a2n"), "{stderr}");
+    // Restored, the list loads again; a list that is not JSON is named as such.
+    std::fs::write(&late_path, &good_late).unwrap();
+    assert!(staged::load_any(&list_path).is_ok());
+    std::fs::write(dir.join("junk.json"), b"{\"format\": 1}").unwrap();
+    let e = staged::load_any(&dir.join("junk.json")).unwrap_err();
+    assert!(matches!(e, StagedError::List { .. }), "{e}");
+    // Stages out of order are refused when the list is written.
+    let e = staged::write_list(&dir.join("bad.json"), &[(0, open_path.clone()), (0, late_path.clone())]).unwrap_err();
+    assert!(e.to_string().contains("increase"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

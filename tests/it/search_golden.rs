@@ -167,6 +167,42 @@ fn node_limit_cuts_the_search_and_keeps_the_last_completed_iteration() {
 }
 
 #[test]
+fn a_budgeted_search_of_a_forced_move_stops_after_one_ply() {
+    // Only `down` moves this board (every row full and no pair side by side; the columns slide into the empty
+    // bottom row).
+    let forced = [[2, 4, 8, 16], [4, 8, 16, 32], [8, 16, 32, 64], [0, 0, 0, 0]];
+    let tiles = Tiles::from_rows(&forced).unwrap();
+    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
+    let budgeted = SearchSettings {
+        depth: Depth::Plies(7),
+        run: RunSettings {
+            time_budget: Some(std::time::Duration::from_secs(3600)),
+            ..RunSettings::default()
+        },
+        ..Profile::Tuned.settings()
+    };
+    let o = search(&tiles, &evaluator, &budgeted, &StopHandle::new());
+    assert_eq!(o.best, Some(Direction::Down));
+    assert_eq!(o.values.iter().flatten().count(), 1);
+    assert_eq!((o.stats.depth, o.stats.truncated), (1, false));
+    // Without a budget the requested depth is searched all the same.
+    let plain = SearchSettings {
+        run: RunSettings::default(),
+        ..budgeted
+    };
+    let o = search(&tiles, &evaluator, &plain, &StopHandle::new());
+    assert_eq!((o.best, o.stats.depth), (Some(Direction::Down), 7));
+    // A board with a choice deepens to the requested depth when the budget is ample.
+    let tiles = Tiles::from_rows(&EXAMPLE).unwrap();
+    let settings = SearchSettings {
+        depth: Depth::Plies(5),
+        ..budgeted
+    };
+    let o = search(&tiles, &evaluator, &settings, &StopHandle::new());
+    assert_eq!((o.stats.depth, o.stats.truncated), (5, false));
+}
+
+#[test]
 fn a_tripped_stop_handle_returns_no_completed_iteration() {
     let tiles = Tiles::from_rows(&EXAMPLE).unwrap();
     let stop = StopHandle::new();

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use advisor2048::eval::ntuple::{file, shipped};
+use advisor2048::eval::ntuple::{file, shipped, staged};
 use advisor2048::eval::{AnyEvaluator, NTupleEvaluator};
 use advisor2048::search::{Depth, Profile, SearchSettings};
 use advisor2048::sim::{simulate, SimConfig};
@@ -20,46 +20,64 @@ fn hex(digest: &[u8]) -> String {
 }
 
 #[test]
-fn the_shipped_network_is_the_file_its_checksum_names() {
+fn the_shipped_network_is_the_files_its_checksums_name() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let embedded = shipped::bytes();
-    let on_disk = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(shipped::PATH))
-        .expect("the shipped file is in the package");
+    let on_disk = std::fs::read(root.join(shipped::PATH)).expect("the shipped stage list is in the package");
     assert!(
         embedded == on_disk,
-        "the binary embeds another file than {}",
+        "the binary embeds another stage list than {}",
         shipped::PATH
     );
-    // The checksum computed here from the embedded bytes: a weight file ends with the SHA-256 of all that precedes
-    // it, and is named and known by that digest's first 16 hex digits.
-    let (body, trailer) = embedded.split_at(embedded.len() - 32);
-    let digest = hex(&Sha256::digest(body));
-    assert_eq!(
-        hex(trailer),
-        digest,
-        "the file's own digest does not match its contents"
-    );
+    // The list is named and known by the first 16 hex digits of its SHA-256.
+    let digest = hex(&Sha256::digest(embedded));
     assert_eq!(
         shipped::CHECKSUM,
         &digest[..16],
-        "the checksum named in the code is not the embedded file's"
+        "the checksum named in the code is not the embedded list's"
     );
-    let name = std::path::Path::new(shipped::PATH)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
     assert!(
-        name.ends_with(&format!("-{}.a2n", &digest[..16])),
-        "{name} is not named by its digest"
+        shipped::PATH.ends_with(&format!("-{}.json", &digest[..16])),
+        "{} is not named by its digest",
+        shipped::PATH
     );
 
+    let list = staged::StageList::parse(embedded).expect("the shipped stage list parses");
+    assert_eq!(list.stages.len(), shipped::PARTS.len());
+    for (part, (name, bytes)) in list.stages.iter().zip(shipped::PARTS) {
+        assert_eq!(&part.file, name);
+        let on_disk = std::fs::read(root.join("nets").join(name)).expect("the part is in nets/");
+        assert!(
+            *bytes == on_disk.as_slice(),
+            "the binary embeds another file than nets/{name}"
+        );
+        // A weight file ends with the SHA-256 of all that precedes it, and is named by its first 16 hex digits.
+        let (body, trailer) = bytes.split_at(bytes.len() - 32);
+        let digest = hex(&Sha256::digest(body));
+        assert_eq!(
+            hex(trailer),
+            digest,
+            "{name}: the file's own digest does not match its contents"
+        );
+        assert_eq!(part.checksum, &digest[..16]);
+        assert!(
+            name.ends_with(&format!("-{}.a2n", &digest[..16])),
+            "{name} is not named by its digest"
+        );
+        let (net, info, state) = file::decode(bytes).expect("the part decodes");
+        assert!(state.is_empty(), "a shipped network carries no trainer state");
+        assert_eq!(info.header.value_type, file::ValueType::F16);
+        assert_eq!(net.shape().describe(), "4x6, 1 stage");
+        // Each part under the 100 MB a file of this project may take.
+        assert!(bytes.len() < 100_000_000, "{name} is {} bytes", bytes.len());
+    }
+
     let net = shipped::load().expect("the built-in network decodes");
-    let (_, info, state) = file::decode(embedded).expect("the embedded file decodes");
-    assert!(state.is_empty(), "a shipped network carries no trainer state");
-    assert_eq!(info.header.value_type, file::ValueType::F16);
-    assert_eq!(net.shape().describe(), "4x6, 1 stage");
-    // Held as the file stores it: f16, 128 MiB for the 4 x 16^6 weights (f32 would take 256 MiB).
+    assert_eq!(net.shape().describe(), "4x6, 2 stages (from tiles 0, 16384)");
+    assert_eq!(net.info.as_ref().map(|i| i.checksum()), Some(shipped::CHECKSUM));
+    // Held as the files store it: f16, 128 MiB per stage for the 4 x 16^6 weights (f32 would take twice that).
     assert!(net.is_f16());
-    assert_eq!(net.weight_bytes(), 128 << 20);
+    assert_eq!(net.weight_bytes(), 2 * (128 << 20));
 }
 
 #[test]

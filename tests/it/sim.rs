@@ -857,3 +857,14 @@ fn the_depth_histogram_counts_every_move_at_the_depth_its_search_reached() {
     let report = simulate(&cfg, &StopHandle::new(), |_| {});
     assert_eq!(report.summary.depth_histogram, BTreeMap::from([(3, 30)]));
 }
+
+#[test]
+fn a_budgeted_game_counts_every_move_at_some_depth_up_to_the_requested_one() {
+    let mut cfg = config(Profile::Tuned, 5, 1, 12);
+    cfg.max_moves = Some(40);
+    cfg.settings.run.time_budget = Some(Duration::from_millis(2));
+    let report = simulate(&cfg, &StopHandle::new(), |_| {});
+    let h = &report.summary.depth_histogram;
+    assert_eq!(h.values().sum::<u64>(), 40, "{h:?}");
+    assert!(h.keys().all(|d| [1, 3, 5].contains(d)), "{h:?}");
+}

@@ -81,7 +81,11 @@ pub enum StagedError {
         found: String,
     },
     #[error("stage {stage}'s weight file {} {reason}", path.display())]
-    PartShape { stage: usize, path: PathBuf, reason: String },
+    PartShape {
+        stage: usize,
+        path: PathBuf,
+        reason: String,
+    },
     #[error("{0}")]
     Shape(#[from] ShapeError),
     #[error(transparent)]
@@ -99,7 +103,10 @@ impl StageList {
             return Err(format!("format is {:?}, expected {FORMAT:?}", list.format));
         }
         if list.version != VERSION {
-            return Err(format!("unsupported version {} (this build reads {VERSION})", list.version));
+            return Err(format!(
+                "unsupported version {} (this build reads {VERSION})",
+                list.version
+            ));
         }
         list.start_exponents()?;
         Ok(list)
@@ -195,7 +202,9 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: &[(&Path, &[u8])]) -
             )));
         }
         if !state.is_empty() {
-            return Err(shape_problem("is a checkpoint; a part is a network (net export)".into()));
+            return Err(shape_problem(
+                "is a checkpoint; a part is a network (net export)".into(),
+            ));
         }
         if let Some((_, first, _)) = decoded.first() {
             let first: &Network = first;
@@ -254,7 +263,12 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: &[(&Path, &[u8])]) -
         command: decoded
             .iter()
             .zip(&list.stages)
-            .map(|((k, _, i), p)| format!("stage {k} (from tile {}, {}): {}", p.from_tile, p.checksum, i.header.training.command))
+            .map(|((k, _, i), p)| {
+                format!(
+                    "stage {k} (from tile {}, {}): {}",
+                    p.from_tile, p.checksum, i.header.training.command
+                )
+            })
             .collect::<Vec<_>>()
             .join(" ;; "),
     };
@@ -280,8 +294,15 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: &[(&Path, &[u8])]) -
 /// `out`'s folder (a part must lie in it or below it).
 pub fn write_list(out: &Path, parts: &[(u32, PathBuf)]) -> Result<(StageList, Network), StagedError> {
     let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
-    let dir_abs = std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir })
-        .map_err(|source| StagedError::Io { path: dir.clone(), source })?;
+    let dir_abs = std::fs::canonicalize(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        &dir
+    })
+    .map_err(|source| StagedError::Io {
+        path: dir.clone(),
+        source,
+    })?;
     let mut stages = Vec::with_capacity(parts.len());
     let mut bytes = Vec::with_capacity(parts.len());
     for (stage, (from_tile, path)) in parts.iter().enumerate() {

@@ -1,0 +1,82 @@
+//! A game's time budget: the mean time per move held to the budget over the game, spent where the board is
+//! dangerous.
+//!
+//! A self-play game asked to search with a time budget `B` gives each move an allowance instead of `B` itself:
+//! `B` weighted by the board's danger (fewer empty cells: more time), plus a share of the time earlier moves left
+//! unused (or minus what they overspent). A search stops deepening early when its next iteration cannot end within
+//! its allowance or its move is forced (see `search`), so most moves leave time over; the bank hands it to the
+//! crowded boards, where a deeper search is both cheaper (few empty cells, few spawns) and most needed. Over a game
+//! the moves' mean time stays close to `B` (the `simulate` summary's `ms_per_move` shows it, and its depth histogram
+//! what the time bought).
+
+use std::time::Duration;
+
+use crate::engine::Tiles;
+
+/// The share of the bank a move may draw on (or must repay) at once.
+const BANK_SHARE: f64 = 1.0 / 8.0;
+/// The bank holds at most this many budgets either way (a long run of forced moves does not buy one huge search).
+const BANK_LIMIT: f64 = 50.0;
+/// A move's allowance stays within these multiples of the budget.
+const ALLOWANCE_RANGE: (f64, f64) = (0.125, 8.0);
+
+/// The per-move allowances of one game searched under a mean time budget.
+#[derive(Clone, Debug)]
+pub struct GameBudget {
+    budget: Duration,
+    /// Time left unused by earlier moves (negative: overspent), in budgets.
+    bank: f64,
+}
+
+impl GameBudget {
+    pub fn new(budget: Duration) -> GameBudget {
+        GameBudget { budget, bank: 0.0 }
+    }
+
+    /// The time the next move's search may take on `board`.
+    pub fn allowance(&self, board: &Tiles) -> Duration {
+        let share = danger_weight(board) + BANK_SHARE * self.bank;
+        self.budget.mul_f64(share.clamp(ALLOWANCE_RANGE.0, ALLOWANCE_RANGE.1))
+    }
+
+    /// Records what a move's search took.
+    pub fn spent(&mut self, took: Duration) {
+        let budget = self.budget.as_secs_f64().max(1e-9);
+        self.bank = (self.bank + 1.0 - took.as_secs_f64() / budget).clamp(-BANK_LIMIT, BANK_LIMIT);
+    }
+}
+
+/// How much of the budget a board deserves before its search: the fewer the empty cells, the closer the game is to
+/// its end and the cheaper each ply (fewer spawns to try).
+pub fn danger_weight(board: &Tiles) -> f64 {
+    match board.exponents().iter().filter(|&&e| e == 0).count() {
+        0..=2 => 2.0,
+        3..=5 => 1.0,
+        _ => 0.5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unused_time_is_lent_to_later_moves_and_overspent_time_taken_back() {
+        let crowded = Tiles::from_rows(&[[2, 4, 8, 16], [32, 64, 128, 256], [2, 4, 8, 16], [0, 0, 2, 4]]).unwrap();
+        let open = Tiles::from_rows(&[[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 4, 0], [0, 0, 0, 0]]).unwrap();
+        let b = Duration::from_millis(1);
+        let mut game = GameBudget::new(b);
+        assert_eq!(game.allowance(&crowded), b * 2);
+        assert_eq!(game.allowance(&open), b / 2);
+        // Eight moves that took nothing leave eight budgets in the bank: the next move may draw one more budget.
+        for _ in 0..8 {
+            game.spent(Duration::ZERO);
+        }
+        assert_eq!(game.allowance(&open), b.mul_f64(1.5));
+        // Overspending empties the bank and then shrinks the allowances, never below an eighth of the budget.
+        for _ in 0..100 {
+            game.spent(b * 10);
+        }
+        assert_eq!(game.allowance(&crowded), b / 8);
+    }
+}
