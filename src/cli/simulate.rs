@@ -14,7 +14,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use advisor2048::request::field::Field;
-use advisor2048::request::simulate::PARALLEL_GAMES;
+use advisor2048::request::simulate::{FIRST_GAME, MAX_FIRST_GAME, PARALLEL_GAMES};
 use advisor2048::request::{RunLimits, SimulateBounds, SimulateRequest, SEARCH, SIMULATE};
 use advisor2048::search::StopHandle;
 use advisor2048::sim::{Progress, SimReport};
@@ -36,6 +36,11 @@ impl FieldSet for SimulateFields {
 pub struct SimulateArgs {
     #[command(flatten)]
     pub run: FieldFlags<SimulateFields>,
+    /// Play chunk INDEX of the run: games INDEX x N .. INDEX x N + N - 1 (N from --games), the same games as
+    /// --first-game INDEX x N. A Kubernetes Indexed Job gives each pod its completion index here
+    /// (deploy/k8s/simulate-job.yaml), so that its pods play the chunks of one run.
+    #[arg(long, env = "ADVISOR_CHUNK", value_name = "INDEX", conflicts_with = FIRST_GAME.flag)]
+    pub chunk: Option<u64>,
     /// Stop the run after this many moves over all games (the games cut are reported unfinished).
     #[arg(long)]
     pub total_moves: Option<u64>,
@@ -78,7 +83,11 @@ impl SimulateArgs {
             search: self.search.bounds(),
             ..SimulateBounds::local(self.search.network.available())
         };
-        Ok(SimulateRequest::from_json(&json, &bounds).map_err(|p| flags.invalid(p))?)
+        let mut request = SimulateRequest::from_json(&json, &bounds).map_err(|p| flags.invalid(p))?;
+        if let Some(index) = self.chunk {
+            request.first_game = chunk_first_game(index, request.games)?;
+        }
+        Ok(request)
     }
 
     /// The command line's own limits on the whole run (`--total-moves`, `--max-seconds`).
@@ -92,6 +101,18 @@ impl SimulateArgs {
             total_moves: self.total_moves,
             time_limit,
         })
+    }
+}
+
+/// The first game of chunk `index` of a run played `games` at a time: `index x games`, refused when the chunk would
+/// start past the largest first game index or end past the last game index.
+fn chunk_first_game(index: u64, games: u64) -> anyhow::Result<u64> {
+    match index.checked_mul(games) {
+        Some(first) if first <= MAX_FIRST_GAME && first.checked_add(games).is_some() => Ok(first),
+        _ => bail!(
+            "--chunk {index} with --games {games} starts past the largest first game index, {MAX_FIRST_GAME} \
+             (chunk INDEX plays games INDEX x N .. INDEX x N + N - 1)"
+        ),
     }
 }
 
@@ -295,4 +316,29 @@ fn write_table(out: &mut impl Write, report: &SimReport) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_starts_at_its_index_times_the_games() {
+        assert_eq!(chunk_first_game(0, 100).ok(), Some(0));
+        assert_eq!(chunk_first_game(3, 2).ok(), Some(6));
+        assert_eq!(chunk_first_game(MAX_FIRST_GAME, 1).ok(), Some(MAX_FIRST_GAME));
+    }
+
+    #[test]
+    fn a_chunk_past_the_last_game_index_is_refused() {
+        for (index, games) in [(u64::MAX, 2), (MAX_FIRST_GAME / 2 + 1, 2), (1, u64::MAX)] {
+            let err = chunk_first_game(index, games).expect_err("refused");
+            assert!(
+                err.to_string().starts_with(&format!(
+                    "--chunk {index} with --games {games} starts past the largest first game index"
+                )),
+                "{err}"
+            );
+        }
+    }
 }

@@ -26,8 +26,10 @@ pub const GAMES: Field = Field {
     absent: Absent::Whole(1),
     flag_default: FlagDefault::Value("10"),
 };
-/// `first_game`: at most 2^63 - 1, so that clients holding it in a signed 64-bit integer can send any index the
-/// server accepts; `first_game + games` must also stay within 64 bits.
+/// The largest `first_game`, 2^63 - 1: clients holding it in a signed 64-bit integer can send any index the server
+/// accepts.
+pub const MAX_FIRST_GAME: u64 = i64::MAX as u64;
+/// `first_game`: at most [`MAX_FIRST_GAME`]; `first_game + games` must also stay within 64 bits.
 pub const FIRST_GAME: Field = Field {
     name: "first_game",
     flag: "first-game",
@@ -36,7 +38,7 @@ pub const FIRST_GAME: Field = Field {
            run, played apart and merged with `advisor2048 report`, are the games of the whole run",
     accepts: Accepts::Whole {
         min: 0,
-        max: i64::MAX as u64,
+        max: MAX_FIRST_GAME,
     },
     absent: Absent::Whole(0),
     flag_default: FlagDefault::Absent,

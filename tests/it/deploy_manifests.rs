@@ -1,6 +1,7 @@
 //! The deployment examples in `deploy/` and the `Dockerfile` agree with the service and with each
 //! other: the probes call a real route on the port the container listens on, the container is
-//! locked down, and the Service and autoscaler point at the Deployment.
+//! locked down, and the Service and autoscaler point at the Deployment. The self-play Job runs the
+//! same image, as locked down, and its pods play the chunks of one run with the binary's own flags.
 //!
 //! The files are parsed with serde_yaml, so a misspelt key or a wrong nesting fails here instead
 //! of in a cluster. Run `.ci/docker-check.sh` for the image itself.
@@ -16,6 +17,7 @@ use tower::ServiceExt;
 const DEPLOYMENT: &str = include_str!("../../deploy/k8s/deployment.yaml");
 const SERVICE: &str = include_str!("../../deploy/k8s/service.yaml");
 const HPA: &str = include_str!("../../deploy/k8s/hpa.yaml");
+const SIMULATE_JOB: &str = include_str!("../../deploy/k8s/simulate-job.yaml");
 const COMPOSE: &str = include_str!("../../deploy/compose.yaml");
 const DOCKERFILE: &str = include_str!("../../Dockerfile");
 
@@ -53,10 +55,15 @@ fn deployment() -> Value {
 
 /// The one container of the Deployment's pod template.
 fn container(deployment: &Value) -> &Value {
-    let containers = at("deployment.yaml", deployment, "spec.template.spec.containers")
+    only_container("deployment.yaml", deployment)
+}
+
+/// The one container of a workload's pod template.
+fn only_container<'a>(doc_name: &str, workload: &'a Value) -> &'a Value {
+    let containers = at(doc_name, workload, "spec.template.spec.containers")
         .as_sequence()
-        .expect("deployment.yaml: containers is a list");
-    assert_eq!(containers.len(), 1, "deployment.yaml: exactly one container");
+        .unwrap_or_else(|| panic!("{doc_name}: containers is a list"));
+    assert_eq!(containers.len(), 1, "{doc_name}: exactly one container");
     &containers[0]
 }
 
@@ -395,4 +402,208 @@ fn compose_reserves_what_the_deployment_requests() {
             "{kubernetes} vs {compose_path}"
         );
     }
+}
+
+fn simulate_job() -> Value {
+    parse("simulate-job.yaml", SIMULATE_JOB)
+}
+
+/// The Job container's arguments, as text.
+fn job_args(container: &Value) -> Vec<String> {
+    at("simulate-job.yaml", container, "args")
+        .as_sequence()
+        .expect("simulate-job.yaml: args is a list")
+        .iter()
+        .map(|arg| {
+            arg.as_str()
+                .expect("simulate-job.yaml: every argument is a string")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The value of `--flag` in `args`, given as `--flag=value` or as `--flag value`.
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .enumerate()
+        .find_map(|(i, arg)| match arg.strip_prefix(name) {
+            Some(value) if value.starts_with('=') => Some(&value[1..]),
+            Some("") => args.get(i + 1).map(String::as_str),
+            _ => None,
+        })
+}
+
+/// Where the Kubernetes Job controller puts a pod's completion index (an annotation, from Kubernetes 1.21 on).
+const COMPLETION_INDEX: &str = "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+
+#[test]
+fn simulate_job_is_indexed_and_gives_each_pod_its_index_as_the_chunk() {
+    let job = simulate_job();
+    assert_eq!(str_at("simulate-job.yaml", &job, "apiVersion"), "batch/v1");
+    assert_eq!(str_at("simulate-job.yaml", &job, "kind"), "Job");
+    assert_eq!(str_at("simulate-job.yaml", &job, "spec.completionMode"), "Indexed");
+    let completions = at("simulate-job.yaml", &job, "spec.completions")
+        .as_u64()
+        .expect("completions");
+    let parallelism = at("simulate-job.yaml", &job, "spec.parallelism")
+        .as_u64()
+        .expect("parallelism");
+    assert!(
+        1 <= parallelism && parallelism <= completions,
+        "1 <= parallelism ({parallelism}) <= completions ({completions})"
+    );
+    // A failed pod is replaced, not restarted in place, so the pod that succeeded holds its chunk's whole output.
+    assert_eq!(
+        str_at("simulate-job.yaml", &job, "spec.template.spec.restartPolicy"),
+        "Never"
+    );
+
+    let container = only_container("simulate-job.yaml", &job);
+    let env = at("simulate-job.yaml", container, "env")
+        .as_sequence()
+        .expect("simulate-job.yaml: env is a list");
+    for var in env {
+        let name = str_at("simulate-job.yaml", var, "name");
+        assert!(name.starts_with("ADVISOR_"), "{name}: settings are ADVISOR_* variables");
+    }
+    let chunk = env
+        .iter()
+        .find(|e| e.get("name").and_then(Value::as_str) == Some("ADVISOR_CHUNK"))
+        .expect("simulate-job.yaml: ADVISOR_CHUNK is set");
+    assert_eq!(
+        str_at("simulate-job.yaml", chunk, "valueFrom.fieldRef.fieldPath"),
+        COMPLETION_INDEX,
+        "ADVISOR_CHUNK is the pod's completion index"
+    );
+
+    // The image has no shell: the command is the binary itself, and its first argument the command `simulate`.
+    let entrypoint: Vec<String> = DOCKERFILE
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("ENTRYPOINT "))
+        .and_then(|json| serde_json::from_str(json).ok())
+        .expect("the Dockerfile's ENTRYPOINT is an exec-form list");
+    let command = at("simulate-job.yaml", container, "command")
+        .as_sequence()
+        .expect("simulate-job.yaml: command is a list");
+    assert_eq!(command.len(), 1, "the binary alone: {command:?}");
+    assert_eq!(
+        Some(str_at("simulate-job.yaml", container, "command.0")),
+        entrypoint.first().map(String::as_str)
+    );
+    let args = job_args(container);
+    assert_eq!(args.first().map(String::as_str), Some("simulate"));
+    assert!(
+        args.iter().any(|a| a == "--json"),
+        "the chunk is printed as JSON: {args:?}"
+    );
+    for (flag_name, why) in [
+        ("--first-game", "the pod's index picks its games"),
+        ("--chunk", "ADVISOR_CHUNK gives it"),
+        ("--trace", "a traced chunk is too large for a pod's log"),
+    ] {
+        assert!(
+            flag(&args, flag_name).is_none() && !args.iter().any(|a| a == flag_name),
+            "no {flag_name}: {why}"
+        );
+    }
+    assert!(
+        flag(&args, "--seed").is_some(),
+        "the run's seed is written down: {args:?}"
+    );
+    assert!(
+        flag(&args, "--games").is_some(),
+        "the games per chunk are written down: {args:?}"
+    );
+}
+
+#[test]
+fn simulate_job_s_command_plays_the_pod_s_chunk_and_prints_only_its_json() {
+    let job = simulate_job();
+    let args = job_args(only_container("simulate-job.yaml", &job));
+    let completions = at("simulate-job.yaml", &job, "spec.completions")
+        .as_u64()
+        .expect("completions");
+    let games: u64 = flag(&args, "--games")
+        .and_then(|g| g.parse().ok())
+        .expect("--games is a number");
+    let last = completions - 1;
+    // The pod with the last index, with the run cut after a few moves (the whole chunk takes minutes).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(&args)
+        .args(["--total-moves", "4"])
+        .env("ADVISOR_CHUNK", last.to_string())
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    // `kubectl logs` gives standard error with standard output: the pod must print its JSON alone.
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    let indices: Vec<u64> = report["games"]
+        .as_array()
+        .expect("games")
+        .iter()
+        .map(|g| g["index"].as_u64().expect("index"))
+        .collect();
+    let first = last * games;
+    assert_eq!(indices.first(), Some(&first), "chunk {last} starts at game {first}");
+    assert!(
+        indices.iter().all(|i| (first..first + games).contains(i)),
+        "{indices:?}"
+    );
+}
+
+#[test]
+fn simulate_job_runs_the_deployment_s_image_locked_down_the_same_way() {
+    let deployment = deployment();
+    let job = simulate_job();
+    let (api, pod) = (container(&deployment), only_container("simulate-job.yaml", &job));
+    assert_eq!(
+        at("simulate-job.yaml", pod, "image"),
+        at("deployment.yaml", api, "image")
+    );
+    assert_eq!(
+        at("simulate-job.yaml", pod, "securityContext"),
+        at("deployment.yaml", api, "securityContext")
+    );
+    for path in [
+        "spec.template.spec.securityContext",
+        "spec.template.spec.automountServiceAccountToken",
+    ] {
+        assert_eq!(
+            at("simulate-job.yaml", &job, path),
+            at("deployment.yaml", &deployment, path),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn simulate_job_asks_for_the_cores_its_threads_use() {
+    let job = simulate_job();
+    let container = only_container("simulate-job.yaml", &job);
+    let resources = at("simulate-job.yaml", container, "resources");
+    let quantity = |path: &str| str_at("simulate-job.yaml", resources, path).to_owned();
+    let threads: u64 = flag(&job_args(container), "--threads")
+        .and_then(|t| t.parse().ok())
+        .expect("--threads is given: the default, the node's CPUs, is not the pod's share");
+    // Self-play is CPU-bound: each thread plays a game, so it gets one whole core, no more.
+    assert_eq!(millicores(&quantity("limits.cpu")), threads * 1000);
+    assert!(millicores(&quantity("requests.cpu")) <= millicores(&quantity("limits.cpu")));
+    assert!(bytes(&quantity("requests.memory")) > 0);
+    assert!(bytes(&quantity("requests.memory")) <= bytes(&quantity("limits.memory")));
+}
+
+#[test]
+fn the_service_sends_no_request_to_the_job_s_pods() {
+    let service = parse("service.yaml", SERVICE);
+    let job = simulate_job();
+    let selector = at("service.yaml", &service, "spec.selector")
+        .as_mapping()
+        .expect("service.yaml: selector is a mapping");
+    let pod_labels = at("simulate-job.yaml", &job, "spec.template.metadata.labels");
+    assert!(
+        selector.iter().any(|(key, value)| pod_labels.get(key) != Some(value)),
+        "the Service's selector {selector:?} matches the Job's pods {pod_labels:?}, which serve nothing"
+    );
 }

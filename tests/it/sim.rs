@@ -739,6 +739,144 @@ fn the_report_command_merges_chunks_played_with_first_game() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs `simulate` with `args` and with `ADVISOR_CHUNK` set to `chunk` (or unset), as a pod of the Kubernetes Job
+/// (deploy/k8s/simulate-job.yaml) runs it.
+fn simulate_as_pod(args: &[&str], chunk: Option<&str>) -> std::process::Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"));
+    command.arg("simulate").args(args).env_remove("ADVISOR_CHUNK");
+    if let Some(chunk) = chunk {
+        command.env("ADVISOR_CHUNK", chunk);
+    }
+    command.output().expect("the binary runs")
+}
+
+/// A report's JSON without its timings, the only thing two plays of the same games may differ in.
+fn untimed_json(mut report: serde_json::Value) -> serde_json::Value {
+    for game in report["games"].as_array_mut().expect("games") {
+        game["elapsed_ms"] = 0.into();
+    }
+    for key in ["elapsed_ms", "moves_per_second", "ms_per_move"] {
+        report["summary"][key] = 0.into();
+    }
+    report
+}
+
+/// A report's table without its first line (which names the run or the files) and its timings.
+fn table_body(table: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(table)
+        .lines()
+        .skip(1)
+        .filter(|line| !line.starts_with("moves: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_run_played_as_indexed_chunks_and_merged_by_report_is_the_run_played_at_once() {
+    let dir = std::env::temp_dir().join(format!("advisor2048-chunks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = ["--seed", "11", "--depth", "1"];
+    let whole = simulate_as_pod(&[&run[..], &["--games", "6", "--json"]].concat(), None);
+    assert!(whole.status.success(), "{}", String::from_utf8_lossy(&whole.stderr));
+    // Three pods of an Indexed Job: the same command, each told its index by ADVISOR_CHUNK.
+    let mut files = Vec::new();
+    for index in 0..3u64 {
+        let pod = simulate_as_pod(
+            &[&run[..], &["--games", "2", "--json"]].concat(),
+            Some(&index.to_string()),
+        );
+        assert!(pod.status.success(), "{}", String::from_utf8_lossy(&pod.stderr));
+        // The pod's log is its chunk: nothing else may be printed.
+        assert!(pod.stderr.is_empty(), "{}", String::from_utf8_lossy(&pod.stderr));
+        let chunk: SimReport = serde_json::from_slice(&pod.stdout).expect("a chunk is a report");
+        let indices: Vec<u64> = chunk.games.iter().map(|g| g.index).collect();
+        assert_eq!(indices, [2 * index, 2 * index + 1], "chunk {index} plays its own games");
+        let path = dir.join(format!("chunk-{index}.json"));
+        std::fs::write(&path, &pod.stdout).unwrap();
+        files.push(path.to_str().unwrap().to_owned());
+    }
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let merged = advisor(&[&["report", "--json"][..], &files].concat());
+
+    // The same games: index, seed, score, moves, tiles and boards, and the same summary.
+    let whole_report: SimReport = serde_json::from_slice(&whole.stdout).unwrap();
+    let merged_report: SimReport = serde_json::from_slice(&merged).unwrap();
+    let key = |g: &GameRecord| (g.index, g.seed, g.score, g.moves, g.max_tile);
+    assert_eq!(
+        merged_report.games.iter().map(key).collect::<Vec<_>>(),
+        whole_report.games.iter().map(key).collect::<Vec<_>>()
+    );
+    assert_eq!(merged_report.games.len(), 6);
+    let seeds: std::collections::BTreeSet<u64> = whole_report.games.iter().map(|g| g.seed).collect();
+    assert_eq!(seeds.len(), 6, "six different games");
+    assert_eq!(
+        untimed_json(serde_json::from_slice(&merged).unwrap()),
+        untimed_json(serde_json::from_slice(&whole.stdout).unwrap()),
+        "the merged chunks, games and summary, are the run played at once"
+    );
+    // And the table `report` prints is the one `simulate` prints for the whole run, but for its first line and time.
+    let table = simulate_as_pod(&[&run[..], &["--games", "6", "--no-progress"]].concat(), None);
+    assert!(table.status.success());
+    let merged_table = advisor(&[&["report"][..], &files].concat());
+    assert_eq!(table_body(&merged_table), table_body(&table.stdout));
+    assert!(table_body(&table.stdout).iter().any(|l| l.starts_with("score: mean ")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_chunk_flag_and_its_variable_pick_the_same_games_and_refuse_what_they_cannot_play() {
+    let run = [
+        "--seed",
+        "3",
+        "--games",
+        "2",
+        "--profile",
+        "tuned",
+        "--depth",
+        "1",
+        "--max-moves",
+        "20",
+        "--json",
+    ];
+    let by_flag = simulate_as_pod(&[&run[..], &["--chunk", "4"]].concat(), None);
+    let by_variable = simulate_as_pod(&run, Some("4"));
+    let by_first_game = simulate_as_pod(&[&run[..], &["--first-game", "8"]].concat(), None);
+    let games = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        untimed_json(serde_json::from_slice(&out.stdout).unwrap())["games"].clone()
+    };
+    let expected = games(&by_first_game);
+    assert_eq!(expected[0]["index"], 8);
+    assert_eq!(games(&by_flag), expected, "--chunk 4 of 2 games is --first-game 8");
+    assert_eq!(games(&by_variable), expected, "ADVISOR_CHUNK=4 is --chunk 4");
+
+    // (extra arguments, ADVISOR_CHUNK, exit code, what stderr says)
+    let refused: [(&[&str], Option<&str>, i32, &str); 4] = [
+        (
+            &["--chunk", "1", "--first-game", "2"],
+            None,
+            2,
+            "the argument '--chunk <INDEX>' cannot be used with '--first-game <K>'",
+        ),
+        (&[], Some("two"), 2, "invalid value 'two' for '--chunk <INDEX>'"),
+        (&[], Some("-1"), 2, "invalid value '-1' for '--chunk <INDEX>'"),
+        (
+            &["--chunk", "4611686018427387904"],
+            None,
+            1,
+            "--chunk 4611686018427387904 with --games 2 starts past the largest first game index, \
+             9223372036854775807",
+        ),
+    ];
+    for (extra, chunk, code, message) in refused {
+        let out = simulate_as_pod(&[&run[..], extra].concat(), chunk);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{extra:?} {chunk:?}: {stderr}");
+        assert!(stderr.contains(message), "{extra:?} {chunk:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
 /// (label, profile, depth, games, seed, max_moves).
 type SeededRun = (&'static str, Profile, u32, u64, u64, Option<u64>);
 
