@@ -88,7 +88,8 @@ pub const TIME_BUDGET_MS: Field = Field {
     flag: "budget-ms",
     value_name: "MS",
     help: "Time budget in ms (more than a day counts as a day): deepen iteratively and return the deepest \
-           completed depth",
+           completed depth (an iteration foreseen to overrun is not started; simulate: each game's mean per move, \
+           more of it on crowded boards)",
     accepts: Accepts::Clamped { min: 1 },
     absent: Absent::Said("none, search to the depth"),
     flag_default: FlagDefault::Absent,
