@@ -201,7 +201,21 @@ fn stages(args: &TrainArgs) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Runs `advisor2048 train`: the settings, the trainer they start, the run with its progress and checkpoints, then
+/// the final files and the summary.
 pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
+    let config = settings(args)?;
+    let trainer = start(args, config)?;
+    let stop = StopHandle::new();
+    stop_on_signals(stop.clone(), STOP_AND_SAVE);
+    train_with_progress(args, &trainer, &stop)?;
+    export_and_summarize(args, &trainer, &stop)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags as a validated training configuration (every problem at once). The stages frozen by `--freeze-below`
+/// are counted by [`start`], once the network's shape is known.
+fn settings(args: &TrainArgs) -> anyhow::Result<TrainConfig> {
     let source = match args.start {
         StartArg::Fresh => StartSource::Fresh,
         StartArg::MidGame => StartSource::MidGame {
@@ -212,7 +226,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             pool_size: args.pool_size,
         },
     };
-    let mut config = TrainConfig {
+    let config = TrainConfig {
         games: args.games,
         duration: args.minutes.map(|m| Duration::from_secs_f64(m.max(0.0) * 60.0)),
         seed: args.seed,
@@ -240,6 +254,12 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
+    Ok(config)
+}
+
+/// The trainer: a new network of `--net` and `--stages`, or the `--resume` file's (with the stages `--stages` adds
+/// promoted), its early stages frozen by `--freeze-below`, and this run's command line recorded in what it writes.
+fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
     let (net, state, earlier) = match &args.resume {
         Some(path) => {
             let (mut net, info, mut state) =
@@ -278,78 +298,15 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     };
     drop(state);
     trainer.add_command(std::env::args().collect::<Vec<_>>().join(" "));
+    Ok(trainer)
+}
 
-    let stop = StopHandle::new();
-    stop_on_signals(stop.clone(), STOP_AND_SAVE);
-    let mut log = match &args.log {
-        Some(p) => {
-            let new = !p.exists();
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("cannot open {}", p.display()))?;
-            if new {
-                let reach: Vec<String> = REACH_EXPONENTS
-                    .iter()
-                    .map(|&e| format!("reach_{}", 1u32 << e))
-                    .collect();
-                writeln!(
-                    f,
-                    "seconds,games,moves,rolling_mean_score,{},restarted_games",
-                    reach.join(",")
-                )?;
-            }
-            Some(f)
-        }
-        None => None,
-    };
-    let bar = (!args.json).then(|| {
-        let bar = indicatif::ProgressBar::new(args.games.unwrap_or(0));
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos} games  {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let mut last_moves = trainer.progress().moves;
-    let mut last_seconds = trainer.progress().seconds;
+/// Trains until the run ends (`--games`, `--minutes` or a signal), reporting progress every `--report-seconds` (the
+/// bar, and a `--log` line) and writing the checkpoint and export every `--checkpoint-minutes`. The first
+/// checkpoint that could not be written ends the command with its error once the run stops.
+fn train_with_progress(args: &TrainArgs, trainer: &Trainer, stop: &StopHandle) -> anyhow::Result<()> {
+    let mut progress = Progress::new(args, &trainer.progress())?;
     let mut save_error: Option<anyhow::Error> = None;
-    let report = |p: &TrainState| {
-        let rate = (p.moves - last_moves) as f64 / (p.seconds - last_seconds).max(1e-9);
-        last_moves = p.moves;
-        last_seconds = p.seconds;
-        let reach: Vec<String> = REACH_EXPONENTS
-            .iter()
-            .map(|&e| format!("{}:{:.1}%", 1u32 << e, 100.0 * p.rolling.reach_rate(e)))
-            .collect();
-        if let Some(bar) = &bar {
-            bar.set_position(p.games);
-            bar.set_message(format!(
-                "{:.0} moves/s  {} restarted  mean {:.0}  {}",
-                rate,
-                p.restarted_games,
-                p.rolling.mean_score(),
-                reach.join(" ")
-            ));
-        }
-        if let Some(f) = log.as_mut() {
-            let rates: Vec<String> = REACH_EXPONENTS
-                .iter()
-                .map(|&e| format!("{:.4}", p.rolling.reach_rate(e)))
-                .collect();
-            let _ = writeln!(
-                f,
-                "{:.1},{},{},{:.1},{},{}",
-                p.seconds,
-                p.games,
-                p.moves,
-                p.rolling.mean_score(),
-                rates.join(","),
-                p.restarted_games
-            );
-        }
-    };
     let checkpoint = |t: &Trainer| {
         if let Err(e) = save_checkpoint(t, &args.out, args.export.as_deref()) {
             save_error.get_or_insert(e);
@@ -358,17 +315,17 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     trainer.run(
         stop.flag(),
         Duration::from_secs_f64(args.report_seconds.max(0.05)),
-        report,
+        |p| progress.report(p),
         Some(Duration::from_secs_f64(args.checkpoint_minutes.max(0.01) * 60.0)),
         checkpoint,
     );
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
-    if let Some(e) = save_error {
-        return Err(e);
-    }
-    let (info, exported) = save_checkpoint(&trainer, &args.out, args.export.as_deref())?;
+    progress.finish();
+    save_error.map_or(Ok(()), Err)
+}
+
+/// Writes the final checkpoint and export, then prints the run's summary (as JSON with `--json`).
+fn export_and_summarize(args: &TrainArgs, trainer: &Trainer, stop: &StopHandle) -> anyhow::Result<()> {
+    let (info, exported) = save_checkpoint(trainer, &args.out, args.export.as_deref())?;
     let p = trainer.progress();
     let summary = serde_json::json!({
         "checkpoint": args.out,
@@ -402,7 +359,105 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             info.checksum()
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// Where a run's progress goes: the progress bar (not with `--json`) and the `--log` learning curve.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    log: Option<std::fs::File>,
+    /// The counters at the previous report, for the rate since.
+    last_moves: u64,
+    last_seconds: f64,
+}
+
+impl Progress {
+    /// The bar, and the log opened for appending (its header written when the file is new).
+    fn new(args: &TrainArgs, at_start: &TrainState) -> anyhow::Result<Progress> {
+        let log = match &args.log {
+            Some(p) => Some(open_log(p)?),
+            None => None,
+        };
+        let bar = (!args.json).then(|| {
+            let bar = indicatif::ProgressBar::new(args.games.unwrap_or(0));
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos} games  {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Ok(Progress {
+            bar,
+            log,
+            last_moves: at_start.moves,
+            last_seconds: at_start.seconds,
+        })
+    }
+
+    /// One report: the bar's games, speed, restarts, mean score and reach rates; one line of the learning curve.
+    fn report(&mut self, p: &TrainState) {
+        let rate = (p.moves - self.last_moves) as f64 / (p.seconds - self.last_seconds).max(1e-9);
+        self.last_moves = p.moves;
+        self.last_seconds = p.seconds;
+        let reach: Vec<String> = REACH_EXPONENTS
+            .iter()
+            .map(|&e| format!("{}:{:.1}%", 1u32 << e, 100.0 * p.rolling.reach_rate(e)))
+            .collect();
+        if let Some(bar) = &self.bar {
+            bar.set_position(p.games);
+            bar.set_message(format!(
+                "{:.0} moves/s  {} restarted  mean {:.0}  {}",
+                rate,
+                p.restarted_games,
+                p.rolling.mean_score(),
+                reach.join(" ")
+            ));
+        }
+        if let Some(f) = self.log.as_mut() {
+            let rates: Vec<String> = REACH_EXPONENTS
+                .iter()
+                .map(|&e| format!("{:.4}", p.rolling.reach_rate(e)))
+                .collect();
+            let _ = writeln!(
+                f,
+                "{:.1},{},{},{:.1},{},{}",
+                p.seconds,
+                p.games,
+                p.moves,
+                p.rolling.mean_score(),
+                rates.join(","),
+                p.restarted_games
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+/// The learning-curve file, opened for appending; a new file starts with the header of its columns.
+fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
+    let new = !path.exists();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if new {
+        let reach: Vec<String> = REACH_EXPONENTS
+            .iter()
+            .map(|&e| format!("reach_{}", 1u32 << e))
+            .collect();
+        writeln!(
+            f,
+            "seconds,games,moves,rolling_mean_score,{},restarted_games",
+            reach.join(",")
+        )?;
+    }
+    Ok(f)
 }
 
 /// Writes the checkpoint and (if asked) the shipped-format export, straight from the trainer's tables.
