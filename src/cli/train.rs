@@ -1,5 +1,6 @@
 //! `advisor2048 train` (TD learning of an n-tuple network) and `advisor2048 net info` (what a weight file holds).
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -297,7 +298,8 @@ fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
         None => Trainer::new(shape, config),
     };
     drop(state);
-    trainer.add_command(std::env::args().collect::<Vec<_>>().join(" "));
+    let run_dir = std::env::current_dir().ok();
+    trainer.add_command(recorded_command(std::env::args_os().skip(1), run_dir.as_deref()));
     Ok(trainer)
 }
 
@@ -458,6 +460,35 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
         )?;
     }
     Ok(f)
+}
+
+/// The command line a weight file records of this run: the program as `advisor2048`, each absolute path inside the
+/// run's folder `run_dir` (the current directory) relative to it, alone or after `--flag=`, every other argument as
+/// given. The record says how the network was made and is read beside the files in the run's folder: the training
+/// machine's folders tell nothing of that (`--out /work/long4/a.ckpt` run from /work/long4 is `--out a.ckpt`).
+fn recorded_command(args: impl IntoIterator<Item = OsString>, run_dir: Option<&Path>) -> String {
+    let mut words = vec!["advisor2048".to_owned()];
+    for arg in args {
+        let arg = arg.to_string_lossy();
+        words.push(match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => format!("{flag}={}", relative_path(value, run_dir)),
+            _ => relative_path(&arg, run_dir),
+        });
+    }
+    words.join(" ")
+}
+
+/// `word` relative to `run_dir` when it is an absolute path inside it (the folder itself is `.`), else as given.
+fn relative_path(word: &str, run_dir: Option<&Path>) -> String {
+    let path = Path::new(word);
+    if !path.is_absolute() {
+        return word.to_owned();
+    }
+    match run_dir.and_then(|dir| path.strip_prefix(dir).ok()) {
+        Some(inside) if inside.as_os_str().is_empty() => ".".to_owned(),
+        Some(inside) => inside.to_string_lossy().into_owned(),
+        None => word.to_owned(),
+    }
 }
 
 /// Writes the checkpoint and (if asked) the shipped-format export, straight from the trainer's tables.
@@ -624,5 +655,64 @@ pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded(args: &[&str], run_dir: &str) -> String {
+        recorded_command(args.iter().map(OsString::from), Some(Path::new(run_dir)))
+    }
+
+    #[test]
+    fn the_recorded_command_names_paths_inside_the_run_s_folder_relative_to_it() {
+        assert_eq!(
+            recorded(
+                &[
+                    "train",
+                    "--out",
+                    "/work/long4/a.ckpt",
+                    "--export=/work/long4/nets/a.a2n",
+                    "--games",
+                    "10"
+                ],
+                "/work/long4"
+            ),
+            "advisor2048 train --out a.ckpt --export=nets/a.a2n --games 10"
+        );
+        // The folder itself, and a trailing separator on the folder.
+        assert_eq!(
+            recorded(&["--log", "/work/long4"], "/work/long4/"),
+            "advisor2048 --log ."
+        );
+    }
+
+    #[test]
+    fn the_recorded_command_keeps_other_paths_and_words_as_given() {
+        assert_eq!(
+            recorded(
+                &[
+                    "train",
+                    "--resume",
+                    "/work/long3/b.ckpt",
+                    "--out",
+                    "/work/long4x/a.ckpt",
+                    "--out",
+                    "c/d.ckpt"
+                ],
+                "/work/long4"
+            ),
+            "advisor2048 train --resume /work/long3/b.ckpt --out /work/long4x/a.ckpt --out c/d.ckpt"
+        );
+        assert_eq!(
+            recorded_command([OsString::from("--out"), OsString::from("/work/long4/a.ckpt")], None),
+            "advisor2048 --out /work/long4/a.ckpt"
+        );
+        assert_eq!(
+            recorded(&["--stages=16384", "--x=y=z"], "/"),
+            "advisor2048 --stages=16384 --x=y=z"
+        );
     }
 }
