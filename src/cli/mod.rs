@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod net;
 pub mod request;
 pub mod signals;
 pub mod simulate;
@@ -57,7 +58,7 @@ pub enum Command {
     Train(train::TrainArgs),
     /// Inspect or export n-tuple weight files.
     #[command(subcommand)]
-    Net(train::NetCommand),
+    Net(net::NetCommand),
 }
 
 impl Command {
@@ -420,7 +421,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Healthcheck(args)) => healthcheck(&args),
         Some(Command::Train(args)) => train::run_train(&args),
-        Some(Command::Net(cmd)) => train::run_net(&cmd),
+        Some(Command::Net(cmd)) => net::run(&cmd),
     }
 }
 

@@ -1,18 +1,17 @@
-//! `advisor2048 train` (TD learning of an n-tuple network) and `advisor2048 net info` (what a weight file holds).
+//! `advisor2048 train`: TD learning of an n-tuple network, from its flags to the files it writes and its summary.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use clap::{Args, Subcommand};
+use clap::Args;
 
-use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
-use advisor2048::eval::ntuple::{Network, Shape};
+use advisor2048::eval::ntuple::file;
+use advisor2048::eval::ntuple::Shape;
 use advisor2048::search::StopHandle;
-use advisor2048::train::average::average;
-use advisor2048::train::compare::compare;
 use advisor2048::train::{
     promote, Halving, NextValue, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer,
     DEFAULT_COHERENCE_PRIOR, REACH_EXPONENTS,
@@ -140,70 +139,6 @@ pub struct TrainArgs {
     pub json: bool,
 }
 
-#[derive(Subcommand, Debug)]
-pub enum NetCommand {
-    /// Print a weight file's or a stage list's shape, size, checksum and training summary (checks every file).
-    Info(NetInfoArgs),
-    /// Write a checkpoint's network as a shipped weight file (f16, no trainer state).
-    Export(NetExportArgs),
-    /// Compare two weight files of one shape: how many weights changed and by how much, by stage and by the
-    /// largest tile of each weight's pattern (did a training run learn the late game, did it keep the rest).
-    Diff(NetDiffArgs),
-    /// Average networks of one shape, weight by weight, into a shipped weight file (f16): its value of every board
-    /// is the mean of theirs, an ensemble at the cost of one network (for example the snapshots of one training
-    /// run's last phase).
-    Average(NetAverageArgs),
-    /// Write a stage list: one network whose stages are one-stage weight files, each used from the tile given
-    /// (e.g. an opening network and a late-game network; no file over 100 MB). `--weights LIST` loads it.
-    Stack(NetStackArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct NetStackArgs {
-    /// The stages, in order: TILE=FILE, the first from tile 0 (e.g. 0=open.a2n 16384=late.a2n); each FILE a
-    /// one-stage network inside the folder of --out.
-    #[arg(required = true, num_args = 1.., value_name = "TILE=FILE")]
-    pub stages: Vec<String>,
-    /// Where to write the stage list (JSON; parts are named relative to its folder).
-    #[arg(long)]
-    pub out: PathBuf,
-}
-
-#[derive(Args, Debug)]
-pub struct NetAverageArgs {
-    /// The weight files to average (networks or checkpoints of one shape; two or more).
-    #[arg(required = true, num_args = 2..)]
-    pub files: Vec<PathBuf>,
-    /// Where to write the mean network (a shipped weight file: f16, no trainer state).
-    #[arg(long)]
-    pub out: PathBuf,
-}
-
-#[derive(Args, Debug)]
-pub struct NetDiffArgs {
-    /// The network before (e.g. the file a run resumed from).
-    pub before: PathBuf,
-    /// The network after (e.g. the run's export).
-    pub after: PathBuf,
-    /// Print as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct NetInfoArgs {
-    pub file: PathBuf,
-    /// Print as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct NetExportArgs {
-    pub checkpoint: PathBuf,
-    pub out: PathBuf,
-}
-
 fn stages(args: &TrainArgs) -> anyhow::Result<Vec<u8>> {
     let mut out = vec![0u8];
     for &tile in &args.stages {
@@ -215,7 +150,21 @@ fn stages(args: &TrainArgs) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Runs `advisor2048 train`: the settings, the trainer they start, the run with its progress and checkpoints, then
+/// the final files and the summary.
 pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
+    let config = settings(args)?;
+    let trainer = start(args, config)?;
+    let stop = StopHandle::new();
+    stop_on_signals(stop.clone(), STOP_AND_SAVE);
+    train_with_progress(args, &trainer, &stop)?;
+    export_and_summarize(args, &trainer, &stop)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags as a validated training configuration (every problem at once). The stages frozen by `--freeze-below`
+/// are counted by [`start`], once the network's shape is known.
+fn settings(args: &TrainArgs) -> anyhow::Result<TrainConfig> {
     let source = match args.start {
         StartArg::Fresh => StartSource::Fresh,
         StartArg::MidGame => StartSource::MidGame {
@@ -226,7 +175,7 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             pool_size: args.pool_size,
         },
     };
-    let mut config = TrainConfig {
+    let config = TrainConfig {
         games: args.games,
         duration: args.minutes.map(|m| Duration::from_secs_f64(m.max(0.0) * 60.0)),
         seed: args.seed,
@@ -254,6 +203,12 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
+    Ok(config)
+}
+
+/// The trainer: a new network of `--net` and `--stages`, or the `--resume` file's (with the stages `--stages` adds
+/// promoted), its early stages frozen by `--freeze-below`, and this run's command line recorded in what it writes.
+fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
     let (net, state, earlier) = match &args.resume {
         Some(path) => {
             let (mut net, info, mut state) =
@@ -291,79 +246,17 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
         None => Trainer::new(shape, config),
     };
     drop(state);
-    trainer.add_command(std::env::args().collect::<Vec<_>>().join(" "));
+    let run_dir = std::env::current_dir().ok();
+    trainer.add_command(recorded_command(std::env::args_os().skip(1), run_dir.as_deref()));
+    Ok(trainer)
+}
 
-    let stop = StopHandle::new();
-    stop_on_signals(stop.clone(), STOP_AND_SAVE);
-    let mut log = match &args.log {
-        Some(p) => {
-            let new = !p.exists();
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("cannot open {}", p.display()))?;
-            if new {
-                let reach: Vec<String> = REACH_EXPONENTS
-                    .iter()
-                    .map(|&e| format!("reach_{}", 1u32 << e))
-                    .collect();
-                writeln!(
-                    f,
-                    "seconds,games,moves,rolling_mean_score,{},restarted_games",
-                    reach.join(",")
-                )?;
-            }
-            Some(f)
-        }
-        None => None,
-    };
-    let bar = (!args.json).then(|| {
-        let bar = indicatif::ProgressBar::new(args.games.unwrap_or(0));
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos} games  {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let mut last_moves = trainer.progress().moves;
-    let mut last_seconds = trainer.progress().seconds;
+/// Trains until the run ends (`--games`, `--minutes` or a signal), reporting progress every `--report-seconds` (the
+/// bar, and a `--log` line) and writing the checkpoint and export every `--checkpoint-minutes`. The first
+/// checkpoint that could not be written ends the command with its error once the run stops.
+fn train_with_progress(args: &TrainArgs, trainer: &Trainer, stop: &StopHandle) -> anyhow::Result<()> {
+    let mut progress = Progress::new(args, &trainer.progress())?;
     let mut save_error: Option<anyhow::Error> = None;
-    let report = |p: &TrainState| {
-        let rate = (p.moves - last_moves) as f64 / (p.seconds - last_seconds).max(1e-9);
-        last_moves = p.moves;
-        last_seconds = p.seconds;
-        let reach: Vec<String> = REACH_EXPONENTS
-            .iter()
-            .map(|&e| format!("{}:{:.1}%", 1u32 << e, 100.0 * p.rolling.reach_rate(e)))
-            .collect();
-        if let Some(bar) = &bar {
-            bar.set_position(p.games);
-            bar.set_message(format!(
-                "{:.0} moves/s  {} restarted  mean {:.0}  {}",
-                rate,
-                p.restarted_games,
-                p.rolling.mean_score(),
-                reach.join(" ")
-            ));
-        }
-        if let Some(f) = log.as_mut() {
-            let rates: Vec<String> = REACH_EXPONENTS
-                .iter()
-                .map(|&e| format!("{:.4}", p.rolling.reach_rate(e)))
-                .collect();
-            let _ = writeln!(
-                f,
-                "{:.1},{},{},{:.1},{},{}",
-                p.seconds,
-                p.games,
-                p.moves,
-                p.rolling.mean_score(),
-                rates.join(","),
-                p.restarted_games
-            );
-        }
-    };
     let checkpoint = |t: &Trainer| {
         if let Err(e) = save_checkpoint(t, &args.out, args.export.as_deref()) {
             save_error.get_or_insert(e);
@@ -372,17 +265,17 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
     trainer.run(
         stop.flag(),
         Duration::from_secs_f64(args.report_seconds.max(0.05)),
-        report,
+        |p| progress.report(p),
         Some(Duration::from_secs_f64(args.checkpoint_minutes.max(0.01) * 60.0)),
         checkpoint,
     );
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
-    if let Some(e) = save_error {
-        return Err(e);
-    }
-    let (info, exported) = save_checkpoint(&trainer, &args.out, args.export.as_deref())?;
+    progress.finish();
+    save_error.map_or(Ok(()), Err)
+}
+
+/// Writes the final checkpoint and export, then prints the run's summary (as JSON with `--json`).
+fn export_and_summarize(args: &TrainArgs, trainer: &Trainer, stop: &StopHandle) -> anyhow::Result<()> {
+    let (info, exported) = save_checkpoint(trainer, &args.out, args.export.as_deref())?;
     let p = trainer.progress();
     let summary = serde_json::json!({
         "checkpoint": args.out,
@@ -416,7 +309,134 @@ pub fn run_train(args: &TrainArgs) -> anyhow::Result<ExitCode> {
             info.checksum()
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// Where a run's progress goes: the progress bar (not with `--json`) and the `--log` learning curve.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    log: Option<std::fs::File>,
+    /// The counters at the previous report, for the rate since.
+    last_moves: u64,
+    last_seconds: f64,
+}
+
+impl Progress {
+    /// The bar, and the log opened for appending (its header written when the file is new).
+    fn new(args: &TrainArgs, at_start: &TrainState) -> anyhow::Result<Progress> {
+        let log = match &args.log {
+            Some(p) => Some(open_log(p)?),
+            None => None,
+        };
+        let bar = (!args.json).then(|| {
+            let bar = indicatif::ProgressBar::new(args.games.unwrap_or(0));
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos} games  {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Ok(Progress {
+            bar,
+            log,
+            last_moves: at_start.moves,
+            last_seconds: at_start.seconds,
+        })
+    }
+
+    /// One report: the bar's games, speed, restarts, mean score and reach rates; one line of the learning curve.
+    fn report(&mut self, p: &TrainState) {
+        let rate = (p.moves - self.last_moves) as f64 / (p.seconds - self.last_seconds).max(1e-9);
+        self.last_moves = p.moves;
+        self.last_seconds = p.seconds;
+        let reach: Vec<String> = REACH_EXPONENTS
+            .iter()
+            .map(|&e| format!("{}:{:.1}%", 1u32 << e, 100.0 * p.rolling.reach_rate(e)))
+            .collect();
+        if let Some(bar) = &self.bar {
+            bar.set_position(p.games);
+            bar.set_message(format!(
+                "{:.0} moves/s  {} restarted  mean {:.0}  {}",
+                rate,
+                p.restarted_games,
+                p.rolling.mean_score(),
+                reach.join(" ")
+            ));
+        }
+        if let Some(f) = self.log.as_mut() {
+            let rates: Vec<String> = REACH_EXPONENTS
+                .iter()
+                .map(|&e| format!("{:.4}", p.rolling.reach_rate(e)))
+                .collect();
+            let _ = writeln!(
+                f,
+                "{:.1},{},{},{:.1},{},{}",
+                p.seconds,
+                p.games,
+                p.moves,
+                p.rolling.mean_score(),
+                rates.join(","),
+                p.restarted_games
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+/// The learning-curve file, opened for appending; a new file starts with the header of its columns.
+fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
+    let new = !path.exists();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if new {
+        let reach: Vec<String> = REACH_EXPONENTS
+            .iter()
+            .map(|&e| format!("reach_{}", 1u32 << e))
+            .collect();
+        writeln!(
+            f,
+            "seconds,games,moves,rolling_mean_score,{},restarted_games",
+            reach.join(",")
+        )?;
+    }
+    Ok(f)
+}
+
+/// The command line a weight file records of this run: the program as `advisor2048`, each absolute path inside the
+/// run's folder `run_dir` (the current directory) relative to it, alone or after `--flag=`, every other argument as
+/// given. The record says how the network was made and is read beside the files in the run's folder: the training
+/// machine's folders tell nothing of that (`--out /work/long4/a.ckpt` run from /work/long4 is `--out a.ckpt`).
+fn recorded_command(args: impl IntoIterator<Item = OsString>, run_dir: Option<&Path>) -> String {
+    let mut words = vec!["advisor2048".to_owned()];
+    for arg in args {
+        let arg = arg.to_string_lossy();
+        words.push(match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => format!("{flag}={}", relative_path(value, run_dir)),
+            _ => relative_path(&arg, run_dir),
+        });
+    }
+    words.join(" ")
+}
+
+/// `word` relative to `run_dir` when it is an absolute path inside it (the folder itself is `.`), else as given.
+fn relative_path(word: &str, run_dir: Option<&Path>) -> String {
+    let path = Path::new(word);
+    if !path.is_absolute() {
+        return word.to_owned();
+    }
+    match run_dir.and_then(|dir| path.strip_prefix(dir).ok()) {
+        Some(inside) if inside.as_os_str().is_empty() => ".".to_owned(),
+        Some(inside) => inside.to_string_lossy().into_owned(),
+        None => word.to_owned(),
+    }
 }
 
 /// Writes the checkpoint and (if asked) the shipped-format export, straight from the trainer's tables.
@@ -435,185 +455,61 @@ fn save_checkpoint(
     Ok((info, exported))
 }
 
-/// A weight file for the `net` commands, an error naming the file when it is not one.
-/// A weight file (network or checkpoint) or a stage list naming one file per stage.
-fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<u8>)> {
-    let context = || format!("{} is not a usable weight file or stage list", path.display());
-    let bytes = std::fs::read(path).with_context(context)?;
-    if advisor2048::eval::ntuple::staged::is_weight_file(&bytes) {
-        return file::decode(&bytes).with_context(context);
-    }
-    let net = advisor2048::eval::ntuple::staged::load_any(path).with_context(context)?;
-    let info = net.info.clone().with_context(context)?;
-    Ok((net, info, Vec::new()))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn run_net(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
-    match cmd {
-        NetCommand::Info(args) => {
-            let (net, info, state) = load_weight_file(&args.file)?;
-            let shape = net.shape();
-            let h = &info.header;
-            if args.json {
-                let v = serde_json::json!({
-                    "file": args.file,
-                    "file_bytes": info.file_bytes,
-                    "checksum": info.checksum(),
-                    "sha256": info.sha256,
-                    "format_version": file::VERSION,
-                    "shape": shape.describe(),
-                    "tuples": shape.tuples,
-                    "stages": shape.stages,
-                    "weights": shape.weight_count(),
-                    "value_type": h.value_type,
-                    "memory_bytes": net.weight_bytes(),
-                    "checkpoint": !state.is_empty(),
-                    "training": h.training,
-                });
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                println!("file       {} ({} bytes)", args.file.display(), info.file_bytes);
-                println!("checksum   {} (sha256 {})", info.checksum(), info.sha256);
-                println!("shape      {}", shape.describe());
-                for (i, t) in shape.tuples.iter().enumerate() {
-                    println!("  tuple_{:<3} cells {:?}", i + 1, t);
-                }
-                println!(
-                    "weights    {} stored as {:?}, {} MiB in memory ({})",
-                    shape.weight_count(),
-                    h.value_type,
-                    net.weight_bytes() >> 20,
-                    if net.is_f16() { "f16" } else { "f32" }
-                );
-                println!(
-                    "kind       {}",
-                    if state.is_empty() {
-                        "network"
-                    } else {
-                        "checkpoint (resumable)"
-                    }
-                );
-                let t = &h.training;
-                println!(
-                    "training   {} games, {} moves, {:.0} s, rolling mean score {:.0}",
-                    t.games, t.moves, t.seconds, t.rolling_mean_score
-                );
-                if !t.command.is_empty() {
-                    println!("command    {}", t.command);
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        NetCommand::Diff(args) => {
-            let (before, after) = (load_weight_file(&args.before)?.0, load_weight_file(&args.after)?.0);
-            let bands = compare(&before, &after)?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&bands)?);
-                return Ok(ExitCode::SUCCESS);
-            }
-            println!(
-                "{:<6} {:<16} {:>10} {:>10} {:>8} {:>13} {:>11} {:>11}",
-                "stage",
-                "largest tile",
-                "weights",
-                "trained",
-                "changed",
-                "mean |change|",
-                "max |change|",
-                "mean |before|"
-            );
-            for b in &bands {
-                let (lo, hi) = b.largest_exponent;
-                let tiles = match (lo, hi) {
-                    (0, hi) => format!("up to {}", 1u32 << hi),
-                    (lo, hi) if lo == hi => format!("{}", 1u32 << hi),
-                    (lo, hi) => format!("{}..{}", 1u32 << lo, 1u32 << hi),
-                };
-                let share = if b.weights > 0 {
-                    b.changed as f64 / b.weights as f64
-                } else {
-                    0.0
-                };
-                println!(
-                    "{:<6} {:<16} {:>10} {:>10} {:>7.1}% {:>13.3} {:>11.1} {:>11.1}",
-                    b.stage,
-                    tiles,
-                    b.weights,
-                    b.trained_before,
-                    100.0 * share,
-                    b.mean_abs_change,
-                    b.max_abs_change,
-                    b.mean_abs_before
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        NetCommand::Average(args) => {
-            let mut nets = Vec::with_capacity(args.files.len());
-            let mut latest = TrainingSummary::default();
-            let mut sources = Vec::with_capacity(args.files.len());
-            for path in &args.files {
-                let (net, info, _) = load_weight_file(path)?;
-                sources.push(format!("{} ({})", path.display(), info.checksum()));
-                if info.header.training.moves >= latest.moves {
-                    latest = info.header.training.clone();
-                }
-                nets.push(net);
-            }
-            let mean = average(&nets)?;
-            drop(nets);
-            // The summary is that of the most trained network; the command line says what was averaged.
-            let mut training = latest;
-            let this = format!("advisor2048 net average {}", sources.join(" "));
-            training.command = if training.command.is_empty() {
-                this
-            } else {
-                format!("{} && {this}", training.command)
-            };
-            let out = file::save(&args.out, &mean, ValueType::F16, &training, &[])?;
-            println!(
-                "{} ({} bytes, checksum {}): the mean of {} networks",
-                args.out.display(),
-                out.file_bytes,
-                out.checksum(),
-                args.files.len()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        NetCommand::Stack(args) => {
-            let mut parts = Vec::with_capacity(args.stages.len());
-            for spec in &args.stages {
-                let (tile, path) = spec
-                    .split_once('=')
-                    .with_context(|| format!("stage {spec:?}: expected TILE=FILE, e.g. 16384=late.a2n"))?;
-                let tile: u32 = tile
-                    .parse()
-                    .with_context(|| format!("stage {spec:?}: {tile:?} is not a tile (0, 2, 4, ... 32768)"))?;
-                parts.push((tile, PathBuf::from(path)));
-            }
-            let (list, net) = advisor2048::eval::ntuple::staged::write_list(&args.out, &parts)?;
-            let checksum = net.info.as_ref().map_or("-", |i| i.checksum());
-            println!(
-                "{} (checksum {checksum}): {}, {} MiB in memory",
-                args.out.display(),
-                net.shape().describe(),
-                net.weight_bytes() >> 20
-            );
-            for (k, p) in list.stages.iter().enumerate() {
-                println!("  stage {k} from tile {:<6} {} ({})", p.from_tile, p.file, p.checksum);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        NetCommand::Export(args) => {
-            let (net, info, _) = load_weight_file(&args.checkpoint)?;
-            let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
-            println!(
-                "{} ({} bytes, checksum {})",
-                args.out.display(),
-                out.file_bytes,
-                out.checksum()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+    fn recorded(args: &[&str], run_dir: &str) -> String {
+        recorded_command(args.iter().map(OsString::from), Some(Path::new(run_dir)))
+    }
+
+    #[test]
+    fn the_recorded_command_names_paths_inside_the_run_s_folder_relative_to_it() {
+        assert_eq!(
+            recorded(
+                &[
+                    "train",
+                    "--out",
+                    "/work/long4/a.ckpt",
+                    "--export=/work/long4/nets/a.a2n",
+                    "--games",
+                    "10"
+                ],
+                "/work/long4"
+            ),
+            "advisor2048 train --out a.ckpt --export=nets/a.a2n --games 10"
+        );
+        // The folder itself, and a trailing separator on the folder.
+        assert_eq!(
+            recorded(&["--log", "/work/long4"], "/work/long4/"),
+            "advisor2048 --log ."
+        );
+    }
+
+    #[test]
+    fn the_recorded_command_keeps_other_paths_and_words_as_given() {
+        assert_eq!(
+            recorded(
+                &[
+                    "train",
+                    "--resume",
+                    "/work/long3/b.ckpt",
+                    "--out",
+                    "/work/long4x/a.ckpt",
+                    "--out",
+                    "c/d.ckpt"
+                ],
+                "/work/long4"
+            ),
+            "advisor2048 train --resume /work/long3/b.ckpt --out /work/long4x/a.ckpt --out c/d.ckpt"
+        );
+        assert_eq!(
+            recorded_command([OsString::from("--out"), OsString::from("/work/long4/a.ckpt")], None),
+            "advisor2048 --out /work/long4/a.ckpt"
+        );
+        assert_eq!(
+            recorded(&["--stages=16384", "--x=y=z"], "/"),
+            "advisor2048 --stages=16384 --x=y=z"
+        );
     }
 }

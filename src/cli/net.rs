@@ -1,0 +1,262 @@
+//! `advisor2048 net`: weight files of the n-tuple network — what one holds (`info`), a checkpoint's network as a
+//! shipped file (`export`), what training changed between two (`diff`), the mean of several (`average`), and a
+//! network of several one-stage files (`stack`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+
+use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
+use advisor2048::eval::ntuple::{staged, Network};
+use advisor2048::train::average::average;
+use advisor2048::train::compare::compare;
+
+#[derive(Subcommand, Debug)]
+pub enum NetCommand {
+    /// Print a weight file's or a stage list's shape, size, checksum and training summary (checks every file).
+    Info(NetInfoArgs),
+    /// Write a checkpoint's network as a shipped weight file (f16, no trainer state).
+    Export(NetExportArgs),
+    /// Compare two weight files of one shape: how many weights changed and by how much, by stage and by the
+    /// largest tile of each weight's pattern (did a training run learn the late game, did it keep the rest).
+    Diff(NetDiffArgs),
+    /// Average networks of one shape, weight by weight, into a shipped weight file (f16): its value of every board
+    /// is the mean of theirs, an ensemble at the cost of one network (for example the snapshots of one training
+    /// run's last phase).
+    Average(NetAverageArgs),
+    /// Write a stage list: one network whose stages are one-stage weight files, each used from the tile given
+    /// (e.g. an opening network and a late-game network; no file over 100 MB). `--weights LIST` loads it.
+    Stack(NetStackArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NetStackArgs {
+    /// The stages, in order: TILE=FILE, the first from tile 0 (e.g. 0=open.a2n 16384=late.a2n); each FILE a
+    /// one-stage network inside the folder of --out.
+    #[arg(required = true, num_args = 1.., value_name = "TILE=FILE")]
+    pub stages: Vec<String>,
+    /// Where to write the stage list (JSON; parts are named relative to its folder).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct NetAverageArgs {
+    /// The weight files to average (networks or checkpoints of one shape; two or more).
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Where to write the mean network (a shipped weight file: f16, no trainer state).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct NetDiffArgs {
+    /// The network before (e.g. the file a run resumed from).
+    pub before: PathBuf,
+    /// The network after (e.g. the run's export).
+    pub after: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NetInfoArgs {
+    pub file: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NetExportArgs {
+    pub checkpoint: PathBuf,
+    pub out: PathBuf,
+}
+
+/// A weight file for the `net` commands, an error naming the file when it is not one.
+/// A weight file (network or checkpoint) or a stage list naming one file per stage.
+fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<u8>)> {
+    let context = || format!("{} is not a usable weight file or stage list", path.display());
+    let bytes = std::fs::read(path).with_context(context)?;
+    if staged::is_weight_file(&bytes) {
+        return file::decode(&bytes).with_context(context);
+    }
+    let net = staged::load_any(path).with_context(context)?;
+    let info = net.info.clone().with_context(context)?;
+    Ok((net, info, Vec::new()))
+}
+
+/// Runs `advisor2048 net`.
+pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        NetCommand::Info(args) => {
+            let (net, info, state) = load_weight_file(&args.file)?;
+            let shape = net.shape();
+            let h = &info.header;
+            if args.json {
+                let v = serde_json::json!({
+                    "file": args.file,
+                    "file_bytes": info.file_bytes,
+                    "checksum": info.checksum(),
+                    "sha256": info.sha256,
+                    "format_version": file::VERSION,
+                    "shape": shape.describe(),
+                    "tuples": shape.tuples,
+                    "stages": shape.stages,
+                    "weights": shape.weight_count(),
+                    "value_type": h.value_type,
+                    "memory_bytes": net.weight_bytes(),
+                    "checkpoint": !state.is_empty(),
+                    "training": h.training,
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("file       {} ({} bytes)", args.file.display(), info.file_bytes);
+                println!("checksum   {} (sha256 {})", info.checksum(), info.sha256);
+                println!("shape      {}", shape.describe());
+                for (i, t) in shape.tuples.iter().enumerate() {
+                    println!("  tuple_{:<3} cells {:?}", i + 1, t);
+                }
+                println!(
+                    "weights    {} stored as {:?}, {} MiB in memory ({})",
+                    shape.weight_count(),
+                    h.value_type,
+                    net.weight_bytes() >> 20,
+                    if net.is_f16() { "f16" } else { "f32" }
+                );
+                println!(
+                    "kind       {}",
+                    if state.is_empty() {
+                        "network"
+                    } else {
+                        "checkpoint (resumable)"
+                    }
+                );
+                let t = &h.training;
+                println!(
+                    "training   {} games, {} moves, {:.0} s, rolling mean score {:.0}",
+                    t.games, t.moves, t.seconds, t.rolling_mean_score
+                );
+                if !t.command.is_empty() {
+                    println!("command    {}", t.command);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Diff(args) => {
+            let (before, after) = (load_weight_file(&args.before)?.0, load_weight_file(&args.after)?.0);
+            let bands = compare(&before, &after)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&bands)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!(
+                "{:<6} {:<16} {:>10} {:>10} {:>8} {:>13} {:>11} {:>11}",
+                "stage",
+                "largest tile",
+                "weights",
+                "trained",
+                "changed",
+                "mean |change|",
+                "max |change|",
+                "mean |before|"
+            );
+            for b in &bands {
+                let (lo, hi) = b.largest_exponent;
+                let tiles = match (lo, hi) {
+                    (0, hi) => format!("up to {}", 1u32 << hi),
+                    (lo, hi) if lo == hi => format!("{}", 1u32 << hi),
+                    (lo, hi) => format!("{}..{}", 1u32 << lo, 1u32 << hi),
+                };
+                let share = if b.weights > 0 {
+                    b.changed as f64 / b.weights as f64
+                } else {
+                    0.0
+                };
+                println!(
+                    "{:<6} {:<16} {:>10} {:>10} {:>7.1}% {:>13.3} {:>11.1} {:>11.1}",
+                    b.stage,
+                    tiles,
+                    b.weights,
+                    b.trained_before,
+                    100.0 * share,
+                    b.mean_abs_change,
+                    b.max_abs_change,
+                    b.mean_abs_before
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Average(args) => {
+            let mut nets = Vec::with_capacity(args.files.len());
+            let mut latest = TrainingSummary::default();
+            let mut sources = Vec::with_capacity(args.files.len());
+            for path in &args.files {
+                let (net, info, _) = load_weight_file(path)?;
+                sources.push(format!("{} ({})", path.display(), info.checksum()));
+                if info.header.training.moves >= latest.moves {
+                    latest = info.header.training.clone();
+                }
+                nets.push(net);
+            }
+            let mean = average(&nets)?;
+            drop(nets);
+            // The summary is that of the most trained network; the command line says what was averaged.
+            let mut training = latest;
+            let this = format!("advisor2048 net average {}", sources.join(" "));
+            training.command = if training.command.is_empty() {
+                this
+            } else {
+                format!("{} && {this}", training.command)
+            };
+            let out = file::save(&args.out, &mean, ValueType::F16, &training, &[])?;
+            println!(
+                "{} ({} bytes, checksum {}): the mean of {} networks",
+                args.out.display(),
+                out.file_bytes,
+                out.checksum(),
+                args.files.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Stack(args) => {
+            let mut parts = Vec::with_capacity(args.stages.len());
+            for spec in &args.stages {
+                let (tile, path) = spec
+                    .split_once('=')
+                    .with_context(|| format!("stage {spec:?}: expected TILE=FILE, e.g. 16384=late.a2n"))?;
+                let tile: u32 = tile
+                    .parse()
+                    .with_context(|| format!("stage {spec:?}: {tile:?} is not a tile (0, 2, 4, ... 32768)"))?;
+                parts.push((tile, PathBuf::from(path)));
+            }
+            let (list, net) = staged::write_list(&args.out, &parts)?;
+            let checksum = net.info.as_ref().map_or("-", |i| i.checksum());
+            println!(
+                "{} (checksum {checksum}): {}, {} MiB in memory",
+                args.out.display(),
+                net.shape().describe(),
+                net.weight_bytes() >> 20
+            );
+            for (k, p) in list.stages.iter().enumerate() {
+                println!("  stage {k} from tile {:<6} {} ({})", p.from_tile, p.file, p.checksum);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Export(args) => {
+            let (net, info, _) = load_weight_file(&args.checkpoint)?;
+            let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
+            println!(
+                "{} ({} bytes, checksum {})",
+                args.out.display(),
+                out.file_bytes,
+                out.checksum()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
