@@ -82,7 +82,7 @@ pub struct NetExportArgs {
 fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<u8>)> {
     let context = || format!("{} is not a usable weight file or stage list", path.display());
     let bytes = std::fs::read(path).with_context(context)?;
-    if staged::is_weight_file(&bytes) {
+    if !staged::is_stage_list(&bytes) {
         return file::decode(&bytes).with_context(context);
     }
     let net = staged::load_any(path).with_context(context)?;

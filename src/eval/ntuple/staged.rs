@@ -135,9 +135,10 @@ impl StageList {
     }
 }
 
-/// Whether `bytes` begin like a weight file (else they may be a stage list).
-pub fn is_weight_file(bytes: &[u8]) -> bool {
-    bytes.starts_with(file::MAGIC)
+/// Whether `bytes` look like a stage list (JSON: an object) rather than a weight file (whose problems, a wrong
+/// magic among them, [`file::decode`] names).
+pub fn is_stage_list(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 /// Loads a network from a weight file or a stage list, whichever `path` is.
@@ -146,7 +147,7 @@ pub fn load_any(path: &Path) -> Result<Network, StagedError> {
         path: path.to_owned(),
         source,
     })?;
-    if is_weight_file(&bytes) {
+    if !is_stage_list(&bytes) {
         return Ok(file::decode(&bytes)?.0);
     }
     let list = StageList::parse(&bytes).map_err(|reason| StagedError::List {
