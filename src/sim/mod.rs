@@ -37,6 +37,7 @@
 //! The records derive [`serde::Serialize`] so that `advisor2048 simulate --json` and `POST /simulate` print the same
 //! thing: boards as rows of tile values, directions as `up` / `down` / `left` / `right`, durations as `elapsed_ms`.
 
+pub mod odds;
 mod record;
 mod stats;
 
