@@ -355,8 +355,16 @@ fn variants() -> Vec<(&'static str, Route, Value)> {
             Evaluate,
             json!({"board": rows, "evaluator": "ntuple"}),
         ),
-        ("evaluate odds without a network", Evaluate, json!({"board": rows, "odds": true})),
-        ("evaluate odds off", Evaluate, json!({"board": EXAMPLE_HEX, "odds": false})),
+        (
+            "evaluate odds without a network",
+            Evaluate,
+            json!({"board": rows, "odds": true}),
+        ),
+        (
+            "evaluate odds off",
+            Evaluate,
+            json!({"board": EXAMPLE_HEX, "odds": false}),
+        ),
         (
             "evaluate bad board and weight",
             Evaluate,
