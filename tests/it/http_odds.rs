@@ -119,7 +119,7 @@ async fn evaluate_with_odds_holds_the_invariants_on_fresh_mid_and_lost_boards() 
     // A fresh game is not yet a 2048, and rarely fails to make one.
     let (_, fresh) = post(&server, "/evaluate", json!({"board": FRESH, "odds": true})).await;
     let p2048 = fresh["odds"]["chances"][0]["chance"].as_f64().expect("chance");
-    assert!((0.8..1.0).contains(&p2048), "{p2048}");
+    assert!((0.8..=1.0).contains(&p2048), "{p2048}");
     server.stop().await.expect("stops");
 }
 
@@ -131,7 +131,14 @@ async fn the_odds_flag_is_off_by_default_and_the_odds_follow_the_default_play() 
         assert_eq!(status, 200, "{body}");
         assert!(body.get("odds").is_none(), "{path}: odds without asking");
         let (_, off) = post(&server, path, json!({"board": MID, "odds": false})).await;
-        assert_eq!(off, body, "{path}: odds false is the default");
+        // The same answer but for the search's own timing.
+        let untimed = |mut v: Value| {
+            if let Some(search) = v.get_mut("search").and_then(Value::as_object_mut) {
+                search.remove("elapsed_ms");
+            }
+            v
+        };
+        assert_eq!(untimed(off), untimed(body), "{path}: odds false is the default");
         let (status, refused) = post(&server, path, json!({"board": MID, "odds": "yes"})).await;
         assert_eq!(status, 422, "{refused}");
         assert_eq!(refused["errors"][0]["pointer"], "/odds");
