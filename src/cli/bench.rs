@@ -1,7 +1,8 @@
 //! `advisor2048 bench`: search speed on a fixed set of positions from real games (`benches/positions.txt`,
 //! written by `bench --generate`): positions per second, nodes per second, milliseconds per position. With
 //! `--review-moves N`: the time to play one seeded game of up to N moves against the time to review it
-//! (`POST /analyze`'s work) at the same settings, both on one thread.
+//! (`POST /analyze`'s work) at the same settings, both on one thread. With `--odds`: what `"odds": true` adds to a
+//! request at the default settings, on each position (docs/odds.md).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -43,6 +44,10 @@ pub struct BenchArgs {
     /// Seed of --generate and --review-moves.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Instead of the search speed, measure what `"odds": true` adds per position: to /best-move at the default
+    /// settings (the chances read from its own search) and to /evaluate (the default play's search, then the chances).
+    #[arg(long)]
+    pub odds: bool,
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
@@ -79,6 +84,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let evaluator = args.search.evaluator(&request.evaluator, flags)?;
     if let Some(moves) = args.review_moves {
         return review_bench(moves, args.seed, request, &settings, evaluator, args.json);
+    }
+    if args.odds {
+        return odds_bench(&positions, args);
     }
     let mut times = Vec::with_capacity(positions.len());
     let mut nodes = 0u64;
@@ -205,6 +213,70 @@ fn review_bench(
             reviewed.as_secs_f64(),
             ratio
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `"odds": true` adds per position, at the default settings: the chances read from a finished default-play
+/// search (/best-move's extra work) and the default play's search plus the chances (/evaluate's), each the fastest
+/// of `--repeat` runs.
+fn odds_bench(positions: &[Tiles], args: &BenchArgs) -> anyhow::Result<ExitCode> {
+    use advisor2048::request::odds::{answer, default_play, odds_of};
+    let network = args.search.network.load()?.context("odds need the learned network")?;
+    let source = args.search.network.odds(Some(&network))?;
+    let model = source.as_ref().map_err(|why| anyhow::anyhow!("{why}"))?.clone();
+    let evaluator = advisor2048::eval::EvaluatorKind::NTuple.with_network(Some(&network), &[])?;
+    let (mut search_ms, mut read_ms, mut evaluate_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let stop = StopHandle::new();
+    for tiles in positions {
+        let (mut s, mut r, mut e) = (f64::MAX, f64::MAX, f64::MAX);
+        for _ in 0..args.repeat.max(1) {
+            let start = Instant::now();
+            let outcome = search(tiles, &evaluator, &default_play(), &stop);
+            s = s.min(start.elapsed().as_secs_f64() * 1e3);
+            let start = Instant::now();
+            std::hint::black_box(odds_of(tiles, &outcome, &model));
+            r = r.min(start.elapsed().as_secs_f64() * 1e3);
+            let start = Instant::now();
+            std::hint::black_box(answer(tiles, None, Some(&network), &source, &stop).ok());
+            e = e.min(start.elapsed().as_secs_f64() * 1e3);
+        }
+        search_ms.push(s);
+        read_ms.push(r);
+        evaluate_ms.push(e);
+    }
+    let summary = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let pct = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+        serde_json::json!({"median": pct(0.5), "p95": pct(0.95), "max": pct(1.0), "mean": v.iter().sum::<f64>() / v.len() as f64})
+    };
+    let figures = serde_json::json!({
+        "positions": positions.len(),
+        "default_search_ms": summary(&mut search_ms),
+        "best_move_added_ms": summary(&mut read_ms),
+        "evaluate_added_ms": summary(&mut evaluate_ms),
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+    } else {
+        println!(
+            "{} positions, default play (profile learned, depth 5), one thread, ms per position:",
+            positions.len()
+        );
+        for (name, key) in [
+            ("the default search", "default_search_ms"),
+            ("/best-move + odds adds", "best_move_added_ms"),
+            ("/evaluate + odds adds", "evaluate_added_ms"),
+        ] {
+            let f = &figures[key];
+            println!(
+                "  {name:<24} mean {:.4}, median {:.4}, p95 {:.4}, max {:.4}",
+                f["mean"].as_f64().unwrap_or(0.0),
+                f["median"].as_f64().unwrap_or(0.0),
+                f["p95"].as_f64().unwrap_or(0.0),
+                f["max"].as_f64().unwrap_or(0.0)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

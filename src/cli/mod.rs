@@ -5,6 +5,7 @@
 pub mod analyze;
 pub mod bench;
 pub mod net;
+pub mod odds;
 pub mod request;
 pub mod signals;
 pub mod simulate;
@@ -20,6 +21,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use advisor2048::eval::{AnyEvaluator, EvaluatorKind, Network};
 use advisor2048::request::field::Field;
+use advisor2048::request::odds::{OddsSource, ODDS_FIELDS};
 use advisor2048::request::{
     BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds, EVALUATE, ONE_SEARCH, SEARCH,
 };
@@ -59,13 +61,17 @@ pub enum Command {
     /// Inspect or export n-tuple weight files.
     #[command(subcommand)]
     Net(net::NetCommand),
+    /// Fit the reach-odds model (the chance of each tile from 2048 up) on the default play's games and write it.
+    OddsFit(odds::OddsFitArgs),
+    /// Check a reach-odds model against held-out games: reliability table, calibration error, Brier scores.
+    OddsCheck(odds::OddsCheckArgs),
 }
 
 impl Command {
     /// Whether the command only reports on standard output, so that a reader that stops reading (`| head`) may end
     /// it, as it ends any other Unix filter. `serve` and `train` keep logging and saving, whoever reads their output.
     fn ends_with_its_reader(&self) -> bool {
-        !matches!(self, Command::Serve(_) | Command::Train(_))
+        !matches!(self, Command::Serve(_) | Command::Train(_) | Command::OddsFit(_))
     }
 }
 
@@ -314,6 +320,10 @@ pub struct NetworkArgs {
     /// [default: the network built into this binary]; `none` runs without a network.
     #[arg(long = "weights", env = "ADVISOR_WEIGHTS", value_name = "FILE")]
     pub weights_file: Option<std::path::PathBuf>,
+    /// Reach-odds model (written by `odds-fit`) for the network of --weights at the default settings [default: the
+    /// model built into this binary, when it was fitted for that network].
+    #[arg(long = "odds-model", env = "ADVISOR_ODDS_MODEL", value_name = "FILE")]
+    pub odds_file: Option<std::path::PathBuf>,
 }
 
 impl NetworkArgs {
@@ -334,6 +344,22 @@ impl NetworkArgs {
         }
     }
 
+    /// The reach odds offered with `network` (the loaded one): the model of --odds-model, which must have been fitted
+    /// for that network and the default settings (else an error), or the built-in one when it was (else requests for
+    /// odds hear why there are none).
+    pub fn odds(&self, network: Option<&Arc<Network>>) -> anyhow::Result<OddsSource> {
+        let loaded = match &self.odds_file {
+            Some(path) => Some(
+                advisor2048::eval::odds::file::load(path)
+                    .with_context(|| format!("cannot load the odds model {}", path.display()))?,
+            ),
+            None => None,
+        };
+        let named = loaded.is_some();
+        advisor2048::request::odds::resolve(network, loaded)
+            .with_context(|| format!("the odds model of --odds-model does not fit (named: {named})"))
+    }
+
     /// False with `--weights none`: then no network is loaded and the default profile is `tuned`.
     pub fn available(&self) -> bool {
         !matches!(&self.weights_file, Some(path) if path.as_os_str() == "none")
@@ -350,8 +376,19 @@ impl NetworkArgs {
     }
 }
 
-/// How `best-move` and `bench` name the request's fields.
+/// How `bench` names the request's fields.
 pub const ONE_SEARCH_FLAGS: Flags = Flags::new("BOARD", &[SEARCH, ONE_SEARCH]);
+
+/// How `best-move` names the request's fields.
+pub const BEST_MOVE_FLAGS: Flags = Flags::new("BOARD", &[SEARCH, ONE_SEARCH, ODDS_FIELDS]);
+
+/// The `odds` switch of `best-move` and `evaluate`.
+#[derive(Debug, Clone)]
+pub struct OddsFields;
+
+impl FieldSet for OddsFields {
+    const FIELDS: &'static [&'static Field] = ODDS_FIELDS;
+}
 
 /// The fields of `evaluate` beside its board, as flags.
 #[derive(Debug, Clone)]
@@ -362,7 +399,7 @@ impl FieldSet for EvaluateFields {
 }
 
 /// How `evaluate` names the request's fields.
-pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD", &[EVALUATE]);
+pub const EVALUATE_FLAGS: Flags = Flags::new("BOARD", &[EVALUATE, ODDS_FIELDS]);
 
 #[derive(Args, Debug)]
 pub struct BestMoveArgs {
@@ -373,6 +410,8 @@ pub struct BestMoveArgs {
     pub search: SearchArgs,
     #[command(flatten)]
     pub one: OneSearchArgs,
+    #[command(flatten)]
+    pub odds: FieldFlags<OddsFields>,
     /// Print the same JSON the HTTP API returns.
     #[arg(long)]
     pub json: bool,
@@ -384,6 +423,8 @@ pub struct EvaluateArgs {
     pub board: String,
     #[command(flatten)]
     pub fields: FieldFlags<EvaluateFields>,
+    #[command(flatten)]
+    pub odds: FieldFlags<OddsFields>,
     #[command(flatten)]
     pub network: NetworkArgs,
     /// Print the same JSON the HTTP API returns.
@@ -422,6 +463,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Healthcheck(args)) => healthcheck(&args),
         Some(Command::Train(args)) => train::run_train(&args),
         Some(Command::Net(cmd)) => net::run(&cmd),
+        Some(Command::OddsFit(args)) => odds::run_fit(&args),
+        Some(Command::OddsCheck(args)) => odds::run_check(&args),
     }
 }
 
@@ -442,6 +485,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing(args.log_format);
     let loading = std::time::Instant::now();
     let network = args.network.load()?;
+    let odds = args.network.odds(network.as_ref())?;
+    match &odds {
+        Ok(model) => {
+            tracing::info!(network = %model.fitted_for.network, depth = model.fitted_for.depth, "reach odds loaded")
+        }
+        Err(why) => tracing::info!(%why, "no reach odds"),
+    }
     if let Some(net) = &network {
         tracing::info!(
             shape = %net.shape().describe(),
@@ -463,7 +513,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::info!(addr = %listener.local_addr()?, ?config, "advisor2048 serving");
         server::serve(
             listener,
-            AppState::with_network(config, network),
+            AppState::with_odds(config, network, odds),
             server::shutdown_signal(),
         )
         .await?;
@@ -474,16 +524,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
-    let flags = &ONE_SEARCH_FLAGS;
+    let flags = &BEST_MOVE_FLAGS;
     let mut body = Body::default();
     body.board(Some(&args.board));
     args.search.fill(&mut body);
     args.one.fill(&mut body);
+    args.odds.fill(&mut body);
     let json = body.finish().map_err(|p| flags.invalid(p))?;
     let request = BestMoveRequest::from_json(&json, &args.search.bounds()).map_err(|p| flags.invalid(p))?;
-    let network = args.search.network.load_for(request.search.evaluator.kind)?;
+    let (network, odds) = network_and_odds(&args.search.network, request.search.evaluator.kind, request.odds)?;
     let response = request
-        .run(network.as_ref(), &StopHandle::new())
+        .run(network.as_ref(), &odds, &StopHandle::new())
         .map_err(|p| flags.invalid(p.into()))?;
     let tiles = request.board;
     if args.json {
@@ -514,7 +565,51 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
         s.elapsed_ms,
         if s.truncated { ", truncated" } else { "" }
     );
+    if let Some(odds) = &response.odds {
+        print_odds(odds, response.moves.iter().map(|m| (m.direction, m.odds.as_deref())));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The network a request needs (`kind`'s, or the learned one for odds) and the odds offered with it.
+fn network_and_odds(
+    args: &NetworkArgs,
+    kind: EvaluatorKind,
+    odds: bool,
+) -> anyhow::Result<(Option<Arc<Network>>, OddsSource)> {
+    let network = args.load_for(if odds { EvaluatorKind::NTuple } else { kind })?;
+    let source = if odds {
+        args.odds(network.as_ref())?
+    } else {
+        Err(advisor2048::eval::odds::OddsUnavailable::NoNetwork)
+    };
+    Ok((network, source))
+}
+
+/// Prints the reach odds of a position and of its directions.
+fn print_odds<'a>(
+    odds: &advisor2048::request::odds::PositionOdds,
+    directions: impl Iterator<Item = (&'a str, Option<&'a [advisor2048::eval::odds::Chance]>)>,
+) {
+    let tiles: Vec<String> = odds.chances.iter().map(|c| format!("{:>7}", c.tile)).collect();
+    println!(
+        "reach odds (network {}, profile {}, depth {}):",
+        odds.play.network, odds.play.profile, odds.play.depth
+    );
+    println!("  {:<8} {}", "", tiles.join(" "));
+    let row = |chances: &[advisor2048::eval::odds::Chance]| {
+        chances
+            .iter()
+            .map(|c| format!("{:>7.3}", c.chance))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("  {:<8} {}", "position", row(&odds.chances));
+    for (direction, chances) in directions {
+        if let Some(chances) = chances {
+            println!("  {direction:<8} {}", row(chances));
+        }
+    }
 }
 
 fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -522,10 +617,16 @@ fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
     let mut body = Body::default();
     body.board(Some(&args.board));
     args.fields.fill(&mut body);
+    args.odds.fill(&mut body);
     let json = body.finish().map_err(|p| flags.invalid(p))?;
     let request = EvaluateRequest::from_json(&json, args.network.available()).map_err(|p| flags.invalid(p))?;
-    let network = args.network.load_for(request.evaluator.kind)?;
-    let response = request.run(network.as_ref()).map_err(|p| flags.invalid(p.into()))?;
+    let (network, odds) = network_and_odds(&args.network, request.evaluator.kind, request.odds)?;
+    let Some(response) = request
+        .run(network.as_ref(), &odds, &StopHandle::new())
+        .map_err(|p| flags.invalid(p.into()))?
+    else {
+        bail!("the search for the odds was stopped");
+    };
     let tiles = request.board;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&response)?);
@@ -546,6 +647,12 @@ fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
         println!(
             "after {:<5}: total {:>16.4}, reward {}",
             m.direction, m.heuristic.total, m.reward
+        );
+    }
+    if let Some(odds) = &response.odds {
+        print_odds(
+            odds,
+            response.after_moves.iter().map(|m| (m.direction, m.odds.as_deref())),
         );
     }
     Ok(ExitCode::SUCCESS)

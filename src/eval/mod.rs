@@ -3,7 +3,9 @@
 //! - [`classic`]: the explainable five-term heuristic of the seed document (002, section 5, eq. 4-9);
 //! - [`tuned`]: the row heuristic whose weights were tuned by self-play optimisation, as in the best-known public
 //!   heuristic expectimax engine;
-//! - [`ntuple`]: a learned n-tuple network (loaded from a weight file; trained by `advisor2048 train`).
+//! - [`ntuple`]: a learned n-tuple network (loaded from a weight file; trained by `advisor2048 train`);
+//! - [`odds`]: not an evaluator but beside them: the reach-odds model, the chance that the default play makes each
+//!   tile from 2048 up, read from a move's board and search value.
 //!
 //! All implement [`Evaluator`]: a fast path on [`Board`] that costs a few table lookups and never allocates, an
 //! exact path on [`Tiles`] (boards with tiles up to 131072), and a [`Breakdown`] that lists every component with
@@ -62,6 +64,7 @@ macro_rules! weight_table {
 }
 pub mod classic;
 pub mod ntuple;
+pub mod odds;
 pub mod tuned;
 
 use std::sync::Arc;

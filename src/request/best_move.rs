@@ -7,11 +7,13 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::odds::{self, Odds, OddsSource, PositionOdds, ODDS, ODDS_FIELDS};
 use super::read::body_object;
 use super::{
     field, read_search, required_board, Problem, Problems, Rows, SearchBounds, SearchRequest, ONE_SEARCH, SEARCH,
 };
 use crate::engine::{Direction, Tiles};
+use crate::eval::odds::Chance;
 use crate::eval::{AnyEvaluator, Breakdown, Evaluator, EvaluatorKind, Network};
 use crate::search::{search, SearchOutcome, SearchSettings, StopHandle};
 
@@ -20,6 +22,8 @@ use crate::search::{search, SearchOutcome, SearchSettings, StopHandle};
 pub struct BestMoveRequest {
     pub board: Tiles,
     pub search: SearchRequest,
+    /// Add the reach odds of the default play ([`super::odds`]).
+    pub odds: bool,
 }
 
 impl BestMoveRequest {
@@ -27,24 +31,45 @@ impl BestMoveRequest {
     pub fn from_json(body: &Value, bounds: &SearchBounds) -> Result<BestMoveRequest, Problems> {
         let mut problems = Problems::default();
         let mut known = vec!["board"];
-        known.extend(field::names(&[SEARCH, ONE_SEARCH]));
+        known.extend(field::names(&[SEARCH, ONE_SEARCH, ODDS_FIELDS]));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
         let board = required_board(map, &mut problems);
         let search = read_search(map, bounds, true, &mut problems);
+        let odds = ODDS.read_bool(map, &mut problems).unwrap_or(ODDS.absent_bool());
         let (board, search) = problems.finish(board.zip(search))?;
-        Ok(BestMoveRequest { board, search })
+        Ok(BestMoveRequest { board, search, odds })
     }
 
     /// Searches the board with the request's evaluator (`network` is the `ntuple` evaluator's) until the search
-    /// ends or `stop` is tripped, and explains every direction. A missing network is a problem at the field that
-    /// asked for it.
-    pub fn run(&self, network: Option<&Arc<Network>>, stop: &StopHandle) -> Result<BestMoveResponse, Problem> {
+    /// ends or `stop` is tripped, and explains every direction; with `odds`, adds the reach odds of the default
+    /// play from `odds` (the request's own search when it searched as the default play does, else the default
+    /// play's search beside it). A missing network, or odds the service cannot give, is a problem at the field
+    /// that asked for it.
+    pub fn run(
+        &self,
+        network: Option<&Arc<Network>>,
+        odds: &OddsSource,
+        stop: &StopHandle,
+    ) -> Result<BestMoveResponse, Problem> {
         let evaluator = self.search.evaluator.build(network)?;
         let settings = &self.search.settings;
+        if self.odds {
+            // Before the search: a request for odds the service cannot give costs nothing.
+            odds.as_ref()
+                .map_err(|why| Problem::new(ODDS.pointer(), why.to_string()))?;
+        }
         let outcome = search(&self.board, &evaluator, settings, stop);
-        Ok(BestMoveResponse::new(&self.board, &outcome, &evaluator, settings))
+        let mut response = BestMoveResponse::new(&self.board, &outcome, &evaluator, settings);
+        if self.odds {
+            let own = odds::searches_as_default_play(settings, &self.search.evaluator).then_some(&outcome);
+            match odds::answer(&self.board, own, network, odds, stop)? {
+                Some(found) => response.add_odds(found),
+                None => response.odds_incomplete = true,
+            }
+        }
+        Ok(response)
     }
 }
 
@@ -64,6 +89,10 @@ pub struct MoveAnswer {
     /// why. Absent with the hand-written evaluators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tuned_heuristic: Option<Breakdown>,
+    /// With `"odds": true`, for a legal direction: the chance of each tile from 2048 to 65536 after this move, then
+    /// the default play.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub odds: Option<Vec<Chance>>,
 }
 
 /// How the search went.
@@ -90,6 +119,12 @@ pub struct BestMoveResponse {
     pub board: Rows,
     pub moves: Vec<MoveAnswer>,
     pub search: SearchInfo,
+    /// With `"odds": true`: the position's reach odds and the play they predict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub odds: Option<PositionOdds>,
+    /// The odds were asked for but their search was stopped before it completed.
+    #[serde(skip)]
+    pub odds_incomplete: bool,
 }
 
 impl BestMoveResponse {
@@ -112,6 +147,7 @@ impl BestMoveResponse {
                     board: after.map(|(t, _)| t.to_rows()),
                     heuristic: after.map(|(t, _)| evaluator.breakdown(&t)),
                     tuned_heuristic: after.and_then(|(t, _)| readable_breakdown(evaluator, &t)),
+                    odds: None,
                 }
             })
             .collect();
@@ -130,13 +166,23 @@ impl BestMoveResponse {
                 elapsed_ms: outcome.stats.elapsed.as_secs_f64() * 1e3,
                 truncated: outcome.stats.truncated,
             },
+            odds: None,
+            odds_incomplete: false,
         }
     }
 
+    /// Adds reach odds: the position's, and each legal direction's.
+    pub fn add_odds(&mut self, odds: Odds) {
+        for (answer, chances) in self.moves.iter_mut().zip(odds.directions) {
+            answer.odds = chances;
+        }
+        self.odds = Some(odds.position);
+    }
+
     /// True when the search has an answer: a direction, or none because the game is over (false when it was
-    /// stopped before its first iteration completed).
+    /// stopped before its first iteration completed, or before the odds asked for were found).
     pub fn completed(&self) -> bool {
-        self.direction.is_some() || self.game_over
+        (self.direction.is_some() || self.game_over) && !self.odds_incomplete
     }
 }
 

@@ -20,6 +20,7 @@ pub mod analyze;
 pub mod best_move;
 pub mod evaluate;
 pub mod field;
+pub mod odds;
 pub mod read;
 pub mod simulate;
 

@@ -33,6 +33,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::eval::Network;
+use crate::request::odds::OddsSource;
 use crate::request::{AnalyzeBounds, SearchBounds, SimulateBounds};
 use crate::search::Profile;
 use cors::CorsOrigins;
@@ -184,6 +185,8 @@ pub struct Inner {
     pub metrics: Metrics,
     /// The n-tuple network of profile `learned` / evaluator `ntuple`, shared read-only by every request.
     pub network: Option<Arc<Network>>,
+    /// The reach-odds model of `"odds": true`, or why the service has none (a 422 says so).
+    pub odds: OddsSource,
     shutting_down: AtomicBool,
 }
 
@@ -199,10 +202,18 @@ impl AppState {
         AppState::with_network(config, None)
     }
 
-    /// The state of a service that answers `learned` / `ntuple` requests with `network`.
+    /// The state of a service that answers `learned` / `ntuple` requests with `network`, and requests for reach
+    /// odds with the built-in model when it was fitted for that network (else they hear why not).
     pub fn with_network(config: ServerConfig, network: Option<Arc<Network>>) -> AppState {
+        let odds = crate::request::odds::resolve(network.as_ref(), None).unwrap_or_else(Err);
+        AppState::with_odds(config, network, odds)
+    }
+
+    /// [`AppState::with_network`] with the reach odds of `odds` (`--odds-model FILE`, checked at start-up).
+    pub fn with_odds(config: ServerConfig, network: Option<Arc<Network>>, odds: OddsSource) -> AppState {
         AppState(Arc::new(Inner {
             network,
+            odds,
             permits: SearchPermits::new(config.max_searches, config.max_queue),
             active: ActiveSearches::default(),
             metrics: Metrics::default(),

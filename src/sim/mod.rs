@@ -38,6 +38,7 @@
 //! thing: boards as rows of tile values, directions as `up` / `down` / `left` / `right`, durations as `elapsed_ms`.
 
 pub mod budget;
+pub mod odds;
 mod record;
 mod stats;
 

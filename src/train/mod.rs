@@ -9,6 +9,7 @@
 //! - [`stages`]: weight promotion (a network with more stages, each new one a copy of the stage it splits).
 //! - [`average`]: the mean of networks of one shape, weight by weight (an ensemble at the cost of one network).
 //! - [`compare`]: what training changed between two networks, by stage and by the largest tile of each pattern.
+//! - [`odds`]: fitting a reach-odds model on labelled positions of the default play's games.
 //!
 //! # The method
 //! Self-play, greedy on the network, learning by TD(lambda) applied backwards at the end of each game (Szubert and
@@ -23,6 +24,7 @@ pub mod average;
 pub mod compare;
 pub mod config;
 pub mod episode;
+pub mod odds;
 pub mod run;
 pub mod stages;
 pub mod start;

@@ -16,6 +16,7 @@ mod eval_props;
 mod http_analyze;
 mod http_api;
 mod http_learned;
+mod http_odds;
 mod ntuple;
 mod request_parity;
 mod search_golden;

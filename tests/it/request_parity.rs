@@ -82,9 +82,9 @@ impl Route {
                         args.push(format!("{name}={}", text(w)));
                     }
                 }
-                "trace" => {
+                "trace" | "odds" => {
                     if value == &Value::Bool(true) {
-                        args.push("--trace".into());
+                        args.push(self.flag(field));
                     }
                 }
                 _ => {
@@ -330,6 +330,9 @@ fn variants() -> Vec<(&'static str, Route, Value)> {
         ),
         ("negative seed", BestMove, json!({"board": rows, "seed": -1})),
         ("threads 0", BestMove, json!({"board": rows, "threads": 0})),
+        // Reach odds need the learned network: refused at /odds (--odds) by both, with the same reason.
+        ("odds without a network", BestMove, json!({"board": rows, "odds": true})),
+        ("odds off", BestMove, json!({"board": rows, "odds": false})),
         (
             "many problems at once",
             BestMove,
@@ -351,6 +354,16 @@ fn variants() -> Vec<(&'static str, Route, Value)> {
             "evaluate ntuple without a network",
             Evaluate,
             json!({"board": rows, "evaluator": "ntuple"}),
+        ),
+        (
+            "evaluate odds without a network",
+            Evaluate,
+            json!({"board": rows, "odds": true}),
+        ),
+        (
+            "evaluate odds off",
+            Evaluate,
+            json!({"board": EXAMPLE_HEX, "odds": false}),
         ),
         (
             "evaluate bad board and weight",

@@ -7,6 +7,7 @@ use crate::common;
 use advisor2048::eval::{ClassicWeights, EvaluatorKind, TunedWeights};
 use advisor2048::request::analyze::{ANALYZE, RECORD_FIELDS};
 use advisor2048::request::field::{self, Absent, Accepts, Field};
+use advisor2048::request::odds::ODDS_FIELDS;
 use advisor2048::request::{
     BestMoveRequest, SimulateRequest, DEFAULT_EVALUATE_EVALUATOR, EVALUATE, ONE_SEARCH, SEARCH, SIMULATE,
 };
@@ -239,9 +240,9 @@ fn every_declared_field_is_in_the_spec_as_declared() {
     // Each request schema, the fields it declares, and its properties that are not declared fields.
     type Kind<'a> = (&'a str, &'a [&'a [&'a Field]], &'a [&'a str]);
     let kinds: [Kind; 4] = [
-        ("BestMoveRequest", &[SEARCH, ONE_SEARCH], &["board"]),
+        ("BestMoveRequest", &[SEARCH, ONE_SEARCH, ODDS_FIELDS], &["board"]),
         ("SimulateRequest", &[SIMULATE, SEARCH], &["board"]),
-        ("EvaluateRequest", &[EVALUATE], &["board"]),
+        ("EvaluateRequest", &[EVALUATE, ODDS_FIELDS], &["board"]),
         ("AnalyzeRequest", &[ANALYZE, SEARCH, ONE_SEARCH], RECORD_FIELDS),
     ];
     let mut problems = Vec::new();

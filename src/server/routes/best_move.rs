@@ -17,7 +17,7 @@ pub async fn handle(
     let request = BestMoveRequest::from_json(&body, &state.search_bounds())?;
     let metrics_state = state.clone();
     let answer = run_search(&state, request.search.settings.run.threads, move |stop| {
-        let answer = request.run(metrics_state.network.as_ref(), stop)?;
+        let answer = request.run(metrics_state.network.as_ref(), &metrics_state.odds, stop)?;
         metrics_state.metrics.record_search(answer.search.nodes);
         if !answer.completed() {
             return Err(ApiError::Unavailable {

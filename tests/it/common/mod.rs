@@ -31,11 +31,15 @@ impl TestServer {
         config: ServerConfig,
         network: Option<std::sync::Arc<advisor2048::eval::Network>>,
     ) -> TestServer {
+        TestServer::start_with_state(AppState::with_network(config, network)).await
+    }
+
+    /// A server with this state (its network, its odds).
+    pub async fn start_with_state(state: AppState) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
-        let state = AppState::with_network(config, network);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let serve_state = state.clone();
         let task = tokio::spawn(async move {

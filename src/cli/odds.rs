@@ -1,0 +1,231 @@
+//! `advisor2048 odds-fit` and `advisor2048 odds-check`: fit the reach-odds model on the default play's games, and
+//! check a model against games it was not fitted on (docs/odds.md).
+//!
+//! Both play the default play's games themselves (seeded, `--threads` at a time), or read games already played
+//! (`--games-from`: `advisor2048 simulate --trace --json` reports of the default play, for example the chunks of one
+//! run), sample their positions ([`advisor2048::sim::odds`]) and hand them to the library: the fit
+//! ([`advisor2048::train::odds`]) or the reliability table.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+
+use advisor2048::eval::odds::{self as model, FitSummary, OddsModel};
+use advisor2048::eval::{EvaluatorKind, Network};
+use advisor2048::request::odds::{default_fitted_for, default_play};
+use advisor2048::search::StopHandle;
+use advisor2048::sim::odds::{play_positions, positions_of, reliability, LabelledPosition, Reliability};
+use advisor2048::sim::{Progress, SimConfig, SimReport};
+use advisor2048::train::odds::{fit, Example};
+
+use super::signals::{stop_on_signals, STOP_THEN_QUIT};
+use super::NetworkArgs;
+
+/// Where the games come from.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GamesArgs {
+    /// Games to play: games 0 .. N-1 of the run seeded with --seed.
+    #[arg(long)]
+    pub games: u64,
+    /// Seed of the run (game i uses a seed derived from it, as `simulate` derives it).
+    #[arg(long)]
+    pub seed: u64,
+    /// Threads playing games in parallel (the games do not depend on it).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Take each move of a game with probability 1/K (the positions of a game share its outcome: sparse sampling
+    /// loses little).
+    #[arg(long, value_name = "K")]
+    pub sample_every: u64,
+    /// Read these games instead of playing them: `advisor2048 simulate --trace --json` reports of the default play
+    /// (profile learned at its default depth, the same network), e.g. the chunks of one run; --games and --seed
+    /// must then describe the run they hold (they are recorded, not checked).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub games_from: Vec<PathBuf>,
+}
+
+/// Fit the reach-odds model on the default play's games and write it.
+#[derive(clap::Args, Debug)]
+pub struct OddsFitArgs {
+    #[command(flatten)]
+    pub games: GamesArgs,
+    /// Where to write the model [default: nets/odds-<network checksum>.json].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub network: NetworkArgs,
+}
+
+/// Check a reach-odds model against games it was not fitted on: per tile, the reliability table, the calibration
+/// error and the Brier score against the base rate's.
+#[derive(clap::Args, Debug)]
+pub struct OddsCheckArgs {
+    #[command(flatten)]
+    pub games: GamesArgs,
+    /// Print the table as JSON (docs/plot_odds.py draws it).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub network: NetworkArgs,
+}
+
+/// The network, which must be a file's (its checksum names the play).
+fn network(args: &NetworkArgs) -> anyhow::Result<(Arc<Network>, String)> {
+    let Some(net) = args.load()? else {
+        bail!("reach odds predict the learned play: they need a network (not --weights none)");
+    };
+    let Some(checksum) = net.info.as_ref().map(|i| i.checksum().to_owned()) else {
+        bail!("the network has no checksum: reach odds are fitted for a network loaded from a weight file");
+    };
+    Ok((net, checksum))
+}
+
+/// The labelled positions of the games `args` names, and the number of finished games they came from.
+fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<LabelledPosition>, u64)> {
+    if args.sample_every == 0 {
+        bail!("--sample-every must be at least 1");
+    }
+    if !args.games_from.is_empty() {
+        let mut all = Vec::new();
+        let mut games = 0;
+        for path in &args.games_from {
+            let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let report: SimReport = serde_json::from_slice(&text)
+                .with_context(|| format!("{} is not a `simulate --json` report", path.display()))?;
+            for game in &report.games {
+                if game.trace.is_none() {
+                    bail!(
+                        "{}: game {} has no trace (play it with --trace)",
+                        path.display(),
+                        game.index
+                    );
+                }
+                all.extend(positions_of(game, args.sample_every));
+                games += u64::from(game.game_over);
+            }
+        }
+        all.sort_by_key(|p| (p.game, p.move_number));
+        return Ok((all, games));
+    }
+    if args.games == 0 {
+        bail!("--games must be at least 1");
+    }
+    let evaluator = EvaluatorKind::NTuple
+        .with_network(Some(net), &[])
+        .context("the learned evaluator")?;
+    let config = SimConfig {
+        threads: args.threads.max(1),
+        ..SimConfig::new(args.games, args.seed, default_play(), evaluator)
+    };
+    let stop = StopHandle::new();
+    stop_on_signals(stop.clone(), STOP_THEN_QUIT);
+    let started = Instant::now();
+    let progress = Progress::new();
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let (positions, games) = play_positions(&config, args.sample_every, &stop, &progress, |game| {
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        eprintln!(
+            "game {} ({n}/{}): max tile {}, {} moves, {:.0} s in all",
+            game.index,
+            args.games,
+            game.max_tile,
+            game.moves,
+            started.elapsed().as_secs_f64()
+        );
+    });
+    if stop.is_stopped() {
+        bail!("stopped before the games were played");
+    }
+    Ok((positions, games))
+}
+
+/// Runs `advisor2048 odds-fit`.
+pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
+    let (net, checksum) = network(&args.network)?;
+    let (positions, games) = positions(&args.games, &net)?;
+    if positions.is_empty() {
+        bail!("no finished game gave a position to fit on");
+    }
+    let examples: Vec<Example> = positions
+        .iter()
+        .map(|p| Example {
+            situation: p.situation,
+            final_max: p.final_max,
+        })
+        .collect();
+    let summary = FitSummary {
+        seed: args.games.seed,
+        games: args.games.games,
+        positions: examples.len() as u64,
+        sample_every: args.games.sample_every,
+    };
+    let odds = fit(&examples, default_fitted_for(&checksum), summary)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("nets/odds-{checksum}.json")));
+    std::fs::write(&out, model::file::encode(&odds)).with_context(|| format!("cannot write {}", out.display()))?;
+    eprintln!(
+        "fitted on {} positions of {games} finished games; written to {}",
+        examples.len(),
+        out.display()
+    );
+    print_table(&reliability(&odds, &positions), "on the games it was fitted on");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `advisor2048 odds-check`.
+pub fn run_check(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
+    let (net, checksum) = network(&args.network)?;
+    let odds: OddsModel = match &args.network.odds_file {
+        Some(path) => model::file::load(path).with_context(|| format!("cannot load the odds {}", path.display()))?,
+        None => model::shipped::load().context("the built-in odds are damaged")?,
+    };
+    odds.check_for(Some(&checksum), &default_fitted_for(&checksum))?;
+    if odds.fit.seed == args.games.seed && args.games.games_from.is_empty() {
+        eprintln!(
+            "warning: seed {} is the seed the model was fitted on: these are not held-out games",
+            args.games.seed
+        );
+    }
+    let (positions, _) = positions(&args.games, &net)?;
+    let table = reliability(&odds, &positions);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&table)?);
+    } else {
+        print_table(&table, "on held-out games");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a reliability table per tile.
+fn print_table(table: &Reliability, what: &str) {
+    println!(
+        "reliability {what}: {} positions of {} games",
+        table.positions, table.games
+    );
+    for t in table.tiles.iter().filter(|t| t.positions > 0) {
+        println!(
+            "tile {}: {} positions without it, of {} games; base rate {:.3}; calibration error {:.1} points \
+             (weighted {:.1}); Brier {:.4} against the base rate's {:.4}",
+            t.tile,
+            t.positions,
+            t.games,
+            t.base_rate,
+            100.0 * t.calibration_error,
+            100.0 * t.weighted_calibration_error,
+            t.brier,
+            t.base_brier
+        );
+        println!("  {:>11} {:>8} {:>10} {:>9}", "predicted", "count", "mean", "observed");
+        for b in &t.bins {
+            println!(
+                "  {:>5.1}-{:<5.1} {:>8} {:>10.3} {:>9.3}",
+                b.low, b.high, b.count, b.predicted, b.observed
+            );
+        }
+    }
+}

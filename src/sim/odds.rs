@@ -1,0 +1,243 @@
+//! The default play's games as labelled positions for the reach-odds model ([`crate::eval::odds`]), and the check of
+//! a model against games it was not fitted on.
+//!
+//! # Positions
+//! A game's positions are the moves of its trace: the board after the chosen move and the search's value of that
+//! move (the [`Situation`] the odds are read from), labelled with the largest tile the game ended with. Moves are
+//! taken sparsely (each with probability 1 / `sample_every`, drawn from the game's seed): the positions of one game
+//! share its outcome, so many games matter more than many positions per game. Only games that ended with no legal
+//! move count (a game cut short has no outcome).
+//!
+//! # The check
+//! [`Reliability`]: per tile, the positions whose board after the move lacks the tile, binned by predicted chance
+//! (tenths): each bin's mean prediction against the rate at which its games made the tile; the calibration error
+//! averaged over the bins (plain and weighted by count) and the Brier score against the base rate's (the rate of
+//! the whole set, predicted for every position).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::{play_game, GameRecord, Progress, SimConfig};
+use crate::engine::rng::{derive_seed, Rng};
+use crate::eval::odds::{OddsModel, Situation, TILES};
+use crate::search::StopHandle;
+
+/// One position of a finished game, with the game's outcome.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LabelledPosition {
+    /// The game's index in its run.
+    pub game: u64,
+    /// The move's number in the game (0-based).
+    pub move_number: u64,
+    /// The board after the default play's move and the search's value of it.
+    pub situation: Situation,
+    /// The largest tile the game ended with.
+    pub final_max: u32,
+}
+
+impl LabelledPosition {
+    /// Whether the game made `tile`.
+    pub fn reached(&self, tile: u32) -> bool {
+        self.final_max >= tile
+    }
+}
+
+/// The positions of a game that ended with no legal move (none for any other: it has no outcome), each move taken
+/// with probability 1 / `sample_every` (1: every move), drawn from the game's seed.
+pub fn positions_of(record: &GameRecord, sample_every: u64) -> Vec<LabelledPosition> {
+    let Some(trace) = record.trace.as_ref().filter(|_| record.game_over) else {
+        return Vec::new();
+    };
+    // Apart from the game's spawn stream (which is the game's seed itself).
+    let mut rng = Rng::new(derive_seed(record.seed ^ 0x0DD5_0DD5_0DD5_0DD5, 0));
+    let every = sample_every.max(1);
+    trace
+        .iter()
+        .enumerate()
+        .filter(|_| rng.below(every) == 0)
+        .filter_map(|(k, step)| {
+            let (after, _) = step.board.play(step.direction)?;
+            Some(LabelledPosition {
+                game: record.index,
+                move_number: k as u64,
+                situation: Situation {
+                    after,
+                    value: step.value,
+                },
+                final_max: record.max_tile,
+            })
+        })
+        .collect()
+}
+
+/// Plays games `0 .. config.games` of `config`'s run (traced, whatever the config says; the traces are dropped once
+/// sampled) on `config.threads` threads and returns their positions ([`positions_of`]) in game order, with the
+/// number of games that ended with no legal move. `on_game` sees each game as it ends.
+pub fn play_positions(
+    config: &SimConfig,
+    sample_every: u64,
+    stop: &StopHandle,
+    progress: &Progress,
+    on_game: impl Fn(&GameRecord) + Sync,
+) -> (Vec<LabelledPosition>, u64) {
+    let config = SimConfig {
+        trace: true,
+        ..config.clone()
+    };
+    let next = AtomicU64::new(0);
+    let done = Mutex::new((Vec::new(), 0u64));
+    let worker = || loop {
+        if stop.is_stopped() {
+            break;
+        }
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        if k >= config.games {
+            break;
+        }
+        let record = play_game(&config, config.first_game.saturating_add(k), stop, progress);
+        on_game(&record);
+        let positions = positions_of(&record, sample_every);
+        let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+        done.0.extend(positions);
+        done.1 += u64::from(record.game_over);
+    };
+    let threads = config
+        .threads
+        .clamp(1, usize::try_from(config.games).unwrap_or(usize::MAX).max(1));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(worker);
+        }
+    });
+    let (mut positions, games) = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    positions.sort_by_key(|p| (p.game, p.move_number));
+    (positions, games)
+}
+
+/// The number of bins of predicted chance in a [`Reliability`] table (tenths).
+pub const BINS: usize = 10;
+
+/// One bin of a reliability table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bin {
+    /// The bin's range of predicted chance: `[low, high)` (the last bin includes 1).
+    pub low: f64,
+    pub high: f64,
+    /// Positions whose predicted chance fell in the bin.
+    pub count: u64,
+    /// Their mean predicted chance.
+    pub predicted: f64,
+    /// The share of them whose game made the tile.
+    pub observed: f64,
+}
+
+/// How well one tile's chances agree with the outcomes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TileReliability {
+    pub tile: u32,
+    /// Positions whose board after the move lacked the tile (the others have chance 1 and are not counted).
+    pub positions: u64,
+    /// Games those positions came from.
+    pub games: u64,
+    /// The share of those positions whose game made the tile: the base rate.
+    pub base_rate: f64,
+    /// The bins that hold positions.
+    pub bins: Vec<Bin>,
+    /// |predicted - observed| averaged over the bins that hold positions, in probability (0.03 = 3 points).
+    pub calibration_error: f64,
+    /// The same, each bin weighted by its count (the expected calibration error).
+    pub weighted_calibration_error: f64,
+    /// Mean squared error of the predicted chances.
+    pub brier: f64,
+    /// Mean squared error of the base rate predicted for every position.
+    pub base_brier: f64,
+}
+
+/// The check of a model on labelled positions: one [`TileReliability`] per tile of [`TILES`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reliability {
+    pub positions: u64,
+    pub games: u64,
+    pub tiles: Vec<TileReliability>,
+}
+
+/// Checks `model`'s chances against the outcomes of `positions`.
+pub fn reliability(model: &OddsModel, positions: &[LabelledPosition]) -> Reliability {
+    let chances: Vec<_> = positions.iter().map(|p| model.chances(&p.situation)).collect();
+    let games = |it: &mut dyn Iterator<Item = &LabelledPosition>| {
+        let mut ids: Vec<u64> = it.map(|p| p.game).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len() as u64
+    };
+    let tiles = TILES
+        .iter()
+        .enumerate()
+        .map(|(i, &tile)| {
+            let cases: Vec<(f64, bool, &LabelledPosition)> = positions
+                .iter()
+                .zip(&chances)
+                .filter(|(p, _)| p.situation.after.max_tile() < tile)
+                .map(|(p, c)| (c[i].chance, p.reached(tile), p))
+                .collect();
+            tile_reliability(tile, &cases, games(&mut cases.iter().map(|c| c.2)))
+        })
+        .collect();
+    Reliability {
+        positions: positions.len() as u64,
+        games: games(&mut positions.iter()),
+        tiles,
+    }
+}
+
+fn tile_reliability(tile: u32, cases: &[(f64, bool, &LabelledPosition)], games: u64) -> TileReliability {
+    let n = cases.len() as f64;
+    let hits = cases.iter().filter(|c| c.1).count() as f64;
+    let base_rate = if cases.is_empty() { 0.0 } else { hits / n };
+    let outcome = |hit: bool| if hit { 1.0 } else { 0.0 };
+    let mean = |f: &dyn Fn(&(f64, bool, &LabelledPosition)) -> f64| {
+        if cases.is_empty() {
+            0.0
+        } else {
+            cases.iter().map(f).sum::<f64>() / n
+        }
+    };
+    let brier = mean(&|c| (c.0 - outcome(c.1)).powi(2));
+    let base_brier = mean(&|c| (base_rate - outcome(c.1)).powi(2));
+    let mut sums = [(0u64, 0.0f64, 0.0f64); BINS];
+    for &(p, hit, _) in cases {
+        let b = ((p * BINS as f64) as usize).min(BINS - 1);
+        sums[b].0 += 1;
+        sums[b].1 += p;
+        sums[b].2 += outcome(hit);
+    }
+    let bins: Vec<Bin> = sums
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.0 > 0)
+        .map(|(b, &(count, p, hits))| Bin {
+            low: b as f64 / BINS as f64,
+            high: (b + 1) as f64 / BINS as f64,
+            count,
+            predicted: p / count as f64,
+            observed: hits / count as f64,
+        })
+        .collect();
+    let gaps = bins.iter().map(|b| ((b.predicted - b.observed).abs(), b.count as f64));
+    let (sum, weighted, counted) = gaps.fold((0.0, 0.0, 0.0), |(s, w, c), (gap, count)| {
+        (s + gap, w + gap * count, c + count)
+    });
+    TileReliability {
+        tile,
+        positions: cases.len() as u64,
+        games,
+        base_rate,
+        calibration_error: if bins.is_empty() { 0.0 } else { sum / bins.len() as f64 },
+        weighted_calibration_error: if counted > 0.0 { weighted / counted } else { 0.0 },
+        bins,
+        brier,
+        base_brier,
+    }
+}

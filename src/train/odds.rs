@@ -1,0 +1,202 @@
+//! Fitting a reach-odds model ([`crate::eval::odds`]) on positions of the default play's games, each labelled with
+//! whether its game went on to make the tile.
+//!
+//! Per tile, on the positions whose board after the move lacks it: a logistic regression over the situation's
+//! features ([`crate::eval::odds::FEATURES`]), fitted by Newton's method (iteratively reweighted least squares) with a
+//! small ridge penalty; then a monotone calibration map from its score to the observed rate (isotonic regression,
+//! pool-adjacent-violators, its blocks merged until each holds at least a 1/[`CALIBRATION_POINTS`] share of the
+//! positions), so that the chances agree with the outcomes where the logistic curve bends the wrong way.
+
+use crate::eval::odds::{FitSummary, FittedFor, ModelError, OddsModel, Situation, TileModel, FEATURES, TILES};
+
+/// One position: what the odds are read from, and the largest tile its game ended with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Example {
+    pub situation: Situation,
+    pub final_max: u32,
+}
+
+/// The most points of a calibration map (each block holds at least this share of the tile's positions).
+pub const CALIBRATION_POINTS: usize = 40;
+/// The ridge penalty on the weights (but the bias), per position.
+const RIDGE: f64 = 1e-6;
+/// Newton steps at most.
+const STEPS: usize = 50;
+
+/// Fits one model per tile of [`TILES`] on `examples`; `fitted_for` and `fit` are recorded in the model.
+pub fn fit(examples: &[Example], fitted_for: FittedFor, fit: FitSummary) -> Result<OddsModel, ModelError> {
+    let tiles = TILES.iter().map(|&tile| fit_tile(tile, examples)).collect();
+    OddsModel::new(fitted_for, fit, tiles)
+}
+
+/// One tile's model (a tile no position lacks, or that every or no position's game made, gets a flat map).
+pub fn fit_tile(tile: u32, examples: &[Example]) -> TileModel {
+    let exponent = tile.trailing_zeros() as u8;
+    let cases: Vec<([f64; FEATURES.len()], f64)> = examples
+        .iter()
+        .filter(|e| e.situation.after.max_tile() < tile)
+        .map(|e| {
+            (
+                e.situation.features(exponent),
+                if e.final_max >= tile { 1.0 } else { 0.0 },
+            )
+        })
+        .collect();
+    let weights = logistic(&cases);
+    let mut scored: Vec<(f64, f64)> = cases
+        .iter()
+        .map(|(x, y)| (x.iter().zip(&weights).map(|(a, w)| a * w).sum(), *y))
+        .collect();
+    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+    TileModel {
+        tile,
+        weights: weights.to_vec(),
+        calibration: isotonic(&scored, CALIBRATION_POINTS),
+    }
+}
+
+/// Logistic regression by Newton's method: the weights maximising the likelihood of `cases` (features, 0 or 1)
+/// less a small ridge penalty. All-zero weights when there are no cases.
+#[allow(clippy::needless_range_loop)] // matrix arithmetic reads best with its indices
+fn logistic(cases: &[([f64; FEATURES.len()], f64)]) -> [f64; FEATURES.len()] {
+    const K: usize = FEATURES.len();
+    let mut w = [0.0; K];
+    if cases.is_empty() {
+        return w;
+    }
+    let n = cases.len() as f64;
+    for _ in 0..STEPS {
+        let mut grad = [0.0; K];
+        let mut hess = [[0.0; K]; K];
+        for (x, y) in cases {
+            let z: f64 = x.iter().zip(&w).map(|(a, b)| a * b).sum();
+            let p = 1.0 / (1.0 + (-z).exp());
+            let s = (p * (1.0 - p)).max(1e-12);
+            for i in 0..K {
+                grad[i] += (p - y) * x[i];
+                for j in 0..=i {
+                    hess[i][j] += s * x[i] * x[j];
+                }
+            }
+        }
+        for i in 0..K {
+            for j in 0..i {
+                hess[j][i] = hess[i][j];
+            }
+            // The bias is not penalised.
+            if i > 0 {
+                grad[i] += RIDGE * n * w[i];
+                hess[i][i] += RIDGE * n;
+            }
+            hess[i][i] += 1e-9 * n;
+        }
+        let Some(step) = solve(hess, grad) else { break };
+        let mut largest = 0.0f64;
+        for i in 0..K {
+            w[i] -= step[i];
+            largest = largest.max(step[i].abs());
+        }
+        if largest < 1e-9 {
+            break;
+        }
+    }
+    if w.iter().all(|x| x.is_finite()) {
+        w
+    } else {
+        [0.0; K]
+    }
+}
+
+/// Solves `a x = b` by Gaussian elimination with partial pivoting; `None` when `a` is singular.
+#[allow(clippy::needless_range_loop)] // matrix arithmetic reads best with its indices
+fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {
+    for col in 0..K {
+        let pivot = (col..K).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        for row in col + 1..K {
+            let f = a[row][col] / a[col][col];
+            for k in col..K {
+                a[row][k] -= f * a[col][k];
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = [0.0; K];
+    for row in (0..K).rev() {
+        let rest: f64 = (row + 1..K).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - rest) / a[row][row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// The isotonic regression of the outcomes of `sorted` (score, outcome; increasing scores) on the scores, as at most
+/// about `points` points (mean score, rate) with increasing scores and non-decreasing rates.
+fn isotonic(sorted: &[(f64, f64)], points: usize) -> Vec<(f64, f64)> {
+    // Blocks of (sum of scores, sum of outcomes, count); pool adjacent violators.
+    let mut blocks: Vec<(f64, f64, f64)> = Vec::new();
+    for &(x, y) in sorted {
+        blocks.push((x, y, 1.0));
+        while blocks.len() > 1 {
+            let (b, a) = (blocks[blocks.len() - 1], blocks[blocks.len() - 2]);
+            if a.1 / a.2 < b.1 / b.2 {
+                break;
+            }
+            blocks.pop();
+            let last = blocks.len() - 1;
+            blocks[last] = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+        }
+    }
+    // Merge neighbours until every block holds enough positions (merging keeps the rates non-decreasing).
+    let least = sorted.len() as f64 / points.max(1) as f64;
+    let mut merged: Vec<(f64, f64, f64)> = Vec::new();
+    for b in blocks {
+        match merged.last_mut() {
+            Some(last) if last.2 < least => *last = (last.0 + b.0, last.1 + b.1, last.2 + b.2),
+            _ => merged.push(b),
+        }
+    }
+    if merged.len() > 1 && merged[merged.len() - 1].2 < least {
+        let b = merged.pop().expect("two blocks");
+        let last = merged.len() - 1;
+        merged[last] = (merged[last].0 + b.0, merged[last].1 + b.1, merged[last].2 + b.2);
+    }
+    let mut out: Vec<(f64, f64)> = merged.iter().map(|b| (b.0 / b.2, b.1 / b.2)).collect();
+    // Equal mean scores (ties) cannot be told apart: keep the last.
+    out.dedup_by(|b, a| {
+        if b.0 <= a.0 {
+            a.1 = a.1.max(b.1);
+            true
+        } else {
+            false
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newton_solves_a_small_system() {
+        let x = solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]).expect("regular");
+        assert!((x[0] - 0.8).abs() < 1e-12 && (x[1] - 1.4).abs() < 1e-12, "{x:?}");
+        assert_eq!(solve([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn the_isotonic_map_is_monotone_and_keeps_the_mean() {
+        let sorted: Vec<(f64, f64)> = (0..1000)
+            .map(|i| (i as f64, if (i * 7919) % 1000 < i { 1.0 } else { 0.0 }))
+            .collect();
+        let map = isotonic(&sorted, 20);
+        assert!(map.len() <= 21 && map.len() > 3, "{}", map.len());
+        assert!(map.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{map:?}");
+        let mean: f64 = sorted.iter().map(|s| s.1).sum::<f64>() / 1000.0;
+        assert!(map[0].1 < mean && map[map.len() - 1].1 > mean);
+    }
+}
