@@ -75,11 +75,36 @@ impl Position for Board {
     #[inline(always)]
     fn best_leaf<E: Evaluator>(self, eval: &E, reward_weight: f64) -> Option<f64> {
         if reward_weight != 0.0 {
-            // Rewards needed: the general path.
+            // Rewards needed: the values of the legal moves' boards computed side by side (an evaluator whose lookups
+            // miss the cache overlaps them), then each legal move's reward added, in the general path's order.
+            let children = self.leaf_children_rewarded();
+            debug_assert!(
+                children.iter().all(|c| c.2 & crate::engine::OVERFLOW_FLAG == 0),
+                "fast path used on a board that can overflow"
+            );
+            let mut values = [0.0f64; 4];
+            let mut todo = [(Board::EMPTY, Board::EMPTY); 4];
+            let mut slot = [0usize; 4];
+            let mut n = 0;
+            for (k, &(after, transposed, _, legal)) in children.iter().enumerate() {
+                if legal {
+                    todo[n] = (after, transposed);
+                    slot[n] = k;
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                let computed = eval.evaluate_first(todo, n);
+                for j in 0..n {
+                    values[slot[j] & 3] = computed[j];
+                }
+            }
             let mut best: Option<f64> = None;
-            for (after, reward) in self.moves().into_iter().flatten() {
-                let v = reward_weight * reward as f64 + eval.evaluate(after);
-                best = Some(best.map_or(v, |b| b.max(v)));
+            for (&(_, _, reward, legal), h) in children.iter().zip(values) {
+                if legal {
+                    let v = reward_weight * f64::from(reward) + h;
+                    best = Some(best.map_or(v, |b| b.max(v)));
+                }
             }
             return best;
         }
