@@ -102,6 +102,12 @@ pub trait Evaluator: Send + Sync {
         }
         values
     }
+    /// Whether every value of this evaluator is an `f32` number and costs far more than a look in a small cache: the
+    /// search then keeps the values of the boards after its leaves' moves (many recur among sibling leaves: a tile
+    /// spawned anywhere in one gap of a row slides to the same place) in such a cache, as `f32`, exactly.
+    fn values_worth_caching(&self) -> bool {
+        false
+    }
     /// h(board) on any legal board, exactly (tiles up to 131072). No allocation.
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
     /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
@@ -339,6 +345,9 @@ impl Evaluator for AnyEvaluator {
             AnyEvaluator::Tuned(e) => e.evaluate_first(boards, n),
             AnyEvaluator::NTuple(e) => e.evaluate_first(boards, n),
         }
+    }
+    fn values_worth_caching(&self) -> bool {
+        matches!(self, AnyEvaluator::NTuple(_))
     }
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
         match self {

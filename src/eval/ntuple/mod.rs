@@ -762,6 +762,11 @@ impl Evaluator for NTupleEvaluator {
         self.net.values_of_first(self.stage, boards, n)
     }
 
+    fn values_worth_caching(&self) -> bool {
+        // Every value is an f32 sum widened to f64; 32 lookups cost far more than a look in a small cache.
+        true
+    }
+
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
         let b = capped_board(tiles);
         self.evaluate_with_transpose(b, b.transpose())
