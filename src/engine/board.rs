@@ -194,6 +194,24 @@ impl Board {
         ]
     }
 
+    /// [`Board::leaf_children`] with each move's reward (its [`OVERFLOW`] bit included, which the caller has ruled
+    /// out): the last move layer of a search that adds rewards.
+    #[inline(always)]
+    pub(crate) fn leaf_children_rewarded(self) -> [(Board, Board, u32, bool); 4] {
+        let t = tables();
+        let tr = self.transpose();
+        let (up_t, ur) = tr.slide_rows(&t.left);
+        let (down_t, dr) = tr.slide_rows(&t.right);
+        let (left, lr) = self.slide_rows(&t.left);
+        let (right, rr) = self.slide_rows(&t.right);
+        [
+            (up_t.transpose(), up_t, ur, up_t != tr),
+            (down_t.transpose(), down_t, dr, down_t != tr),
+            (left, left.transpose(), lr, left != self),
+            (right, right.transpose(), rr, right != self),
+        ]
+    }
+
     #[inline(always)]
     fn slide_rows_only(self, table: &RowTable<u32>) -> Board {
         Board(

@@ -93,6 +93,24 @@ pub trait Evaluator: Send + Sync {
     fn evaluate_four(&self, boards: [Option<(Board, Board)>; 4]) -> [Option<f64>; 4] {
         boards.map(|b| b.map(|(board, transposed)| self.evaluate_with_transpose(board, transposed)))
     }
+    /// h of the first `n` (0 to 4) of `boards`, each given with its transpose: the values of
+    /// [`Evaluator::evaluate_with_transpose`], bit for bit (the other places of the answer are unspecified). The
+    /// search's leaves call it for the boards after a move node's moves whose values they do not have yet, so that an
+    /// evaluator whose lookups miss the cache can value them side by side.
+    #[inline]
+    fn evaluate_first(&self, boards: [(Board, Board); 4], n: usize) -> [f64; 4] {
+        let mut values = [0.0; 4];
+        for (v, &(board, transposed)) in values.iter_mut().zip(&boards).take(n) {
+            *v = self.evaluate_with_transpose(board, transposed);
+        }
+        values
+    }
+    /// Whether every value of this evaluator is an `f32` number and costs far more than a look in a small cache: the
+    /// search then keeps the values of the boards after its leaves' moves (many recur among sibling leaves: a tile
+    /// spawned anywhere in one gap of a row slides to the same place) in such a cache, as `f32`, exactly.
+    fn values_worth_caching(&self) -> bool {
+        false
+    }
     /// h(board) on any legal board, exactly (tiles up to 131072). No allocation.
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
     /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
@@ -322,6 +340,17 @@ impl Evaluator for AnyEvaluator {
             AnyEvaluator::Tuned(e) => e.evaluate_four(boards),
             AnyEvaluator::NTuple(e) => e.evaluate_four(boards),
         }
+    }
+    #[inline]
+    fn evaluate_first(&self, boards: [(Board, Board); 4], n: usize) -> [f64; 4] {
+        match self {
+            AnyEvaluator::Classic(e) => e.evaluate_first(boards, n),
+            AnyEvaluator::Tuned(e) => e.evaluate_first(boards, n),
+            AnyEvaluator::NTuple(e) => e.evaluate_first(boards, n),
+        }
+    }
+    fn values_worth_caching(&self) -> bool {
+        matches!(self, AnyEvaluator::NTuple(_))
     }
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
         match self {

@@ -22,8 +22,15 @@ pub(crate) trait Position: Copy + PartialEq {
     fn place(self, i: u8, e: u8) -> Self;
     fn evaluate<E: Evaluator>(self, eval: &E) -> f64;
     /// The best `reward_weight x reward + h(board after the move)` over the legal moves (a move node with one ply
-    /// left), `None` when no move is legal.
-    fn best_leaf<E: Evaluator>(self, eval: &E, reward_weight: f64) -> Option<f64> {
+    /// left), `None` when no move is legal. `cache`, when given, holds values of boards after moves (see
+    /// [`TranspositionTable::leaf_value`]): the values found there are used, the others computed and stored.
+    fn best_leaf<E: Evaluator>(
+        self,
+        eval: &E,
+        reward_weight: f64,
+        cache: Option<&mut TranspositionTable>,
+    ) -> Option<f64> {
+        let _ = cache;
         let mut best: Option<f64> = None;
         for (after, reward) in self.moves().into_iter().flatten() {
             let v = reward_weight * reward as f64 + after.evaluate(eval);
@@ -73,13 +80,56 @@ impl Position for Board {
     }
 
     #[inline(always)]
-    fn best_leaf<E: Evaluator>(self, eval: &E, reward_weight: f64) -> Option<f64> {
+    fn best_leaf<E: Evaluator>(
+        self,
+        eval: &E,
+        reward_weight: f64,
+        cache: Option<&mut TranspositionTable>,
+    ) -> Option<f64> {
         if reward_weight != 0.0 {
-            // Rewards needed: the general path.
+            // Rewards needed: the values of the legal moves' boards from the cache, the others computed side by side
+            // (an evaluator whose lookups miss the cache overlaps them) and stored; then each legal move's reward
+            // added, in the general path's order.
+            let children = self.leaf_children_rewarded();
+            debug_assert!(
+                children.iter().all(|c| c.2 & crate::engine::OVERFLOW_FLAG == 0),
+                "fast path used on a board that can overflow"
+            );
+            let mut values = [0.0f64; 4];
+            let mut todo = [(Board::EMPTY, Board::EMPTY); 4];
+            let mut slot = [0usize; 4];
+            let mut n = 0;
+            for (k, &(after, transposed, _, legal)) in children.iter().enumerate() {
+                if !legal {
+                    continue;
+                }
+                match cache.as_deref().and_then(|c| c.leaf_value(after.0)) {
+                    Some(v) => values[k] = f64::from(v),
+                    None => {
+                        todo[n] = (after, transposed);
+                        slot[n] = k;
+                        n += 1;
+                    }
+                }
+            }
+            if n > 0 {
+                let computed = eval.evaluate_first(todo, n);
+                for j in 0..n {
+                    values[slot[j] & 3] = computed[j];
+                }
+                if let Some(cache) = cache {
+                    for j in 0..n {
+                        // Exact: the evaluator's values are f32 numbers (`values_worth_caching`).
+                        cache.put_leaf_value(todo[j].0 .0, computed[j] as f32);
+                    }
+                }
+            }
             let mut best: Option<f64> = None;
-            for (after, reward) in self.moves().into_iter().flatten() {
-                let v = reward_weight * reward as f64 + eval.evaluate(after);
-                best = Some(best.map_or(v, |b| b.max(v)));
+            for (&(_, _, reward, legal), h) in children.iter().zip(values) {
+                if legal {
+                    let v = reward_weight * f64::from(reward) + h;
+                    best = Some(best.map_or(v, |b| b.max(v)));
+                }
             }
             return best;
         }
@@ -145,6 +195,9 @@ pub(crate) struct Ctx<'a, E> {
     pub sample_cells: usize,
     pub rng: Rng,
     pub tt: Option<&'a mut TranspositionTable>,
+    /// Whether the leaves keep their boards' values in the table's leaf-value cache (an evaluator whose values are
+    /// worth caching, and a table).
+    leaf_cache: bool,
     pub stop: &'a AtomicBool,
     pub deadline: Option<Instant>,
     /// Abort when the nodes of all threads pass this.
@@ -170,8 +223,14 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         node_limit: u64,
         shared_nodes: &'a AtomicU64,
     ) -> Self {
+        let mut tt = tt;
+        let leaf_cache = eval.values_worth_caching() && tt.is_some();
+        if let (true, Some(t)) = (leaf_cache, tt.as_deref_mut()) {
+            t.enable_leaf_values();
+        }
         Ctx {
             eval,
+            leaf_cache,
             reward_weight: settings.reward_weight,
             terminal_heuristic: settings.terminal == super::Terminal::Heuristic,
             prob_cutoff: settings.prob_cutoff,
@@ -264,7 +323,8 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         if self.aborted {
             return 0.0;
         }
-        match board.best_leaf(self.eval, self.reward_weight) {
+        let cache = if self.leaf_cache { self.tt.as_deref_mut() } else { None };
+        match board.best_leaf(self.eval, self.reward_weight, cache) {
             Some(v) => v,
             None => self.terminal(board),
         }
