@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod healthcheck;
 pub mod net;
 pub mod odds;
 pub mod request;
@@ -55,7 +56,7 @@ pub enum Command {
     /// Measure search speed on a fixed set of positions from real games.
     Bench(bench::BenchArgs),
     /// Exit 0 when the service's /healthz answers ok within the timeout (for container health checks).
-    Healthcheck(HealthcheckArgs),
+    Healthcheck(healthcheck::HealthcheckArgs),
     /// Train an n-tuple network by TD learning in self-play (writes a resumable checkpoint).
     Train(train::TrainArgs),
     /// Inspect or export n-tuple weight files.
@@ -432,20 +433,6 @@ pub struct EvaluateArgs {
     pub json: bool,
 }
 
-#[derive(Args, Debug)]
-pub struct HealthcheckArgs {
-    /// The health endpoint to ask.
-    #[arg(
-        long,
-        env = "ADVISOR_HEALTHCHECK_URL",
-        default_value = "http://127.0.0.1:2048/healthz"
-    )]
-    pub url: String,
-    /// Seconds to wait for an answer.
-    #[arg(long, default_value_t = 3)]
-    pub timeout_s: u64,
-}
-
 /// Runs the command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if cli.command.as_ref().is_some_and(Command::ends_with_its_reader) {
@@ -460,7 +447,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Report(args)) => simulate::report(&args),
         Some(Command::Analyze(args)) => analyze::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
-        Some(Command::Healthcheck(args)) => healthcheck(&args),
+        Some(Command::Healthcheck(args)) => healthcheck::run(&args),
         Some(Command::Train(args)) => train::run_train(&args),
         Some(Command::Net(cmd)) => net::run(&cmd),
         Some(Command::OddsFit(args)) => odds::run_fit(&args),
@@ -656,33 +643,6 @@ fn evaluate(args: &EvaluateArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn healthcheck(args: &HealthcheckArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let result: anyhow::Result<()> = runtime.block_on(async {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(args.timeout_s))
-            .build()?;
-        let response = client
-            .get(&args.url)
-            .send()
-            .await
-            .with_context(|| format!("cannot reach {}", args.url))?;
-        let status = response.status();
-        let body: serde_json::Value = response.json().await.context("the health answer is not JSON")?;
-        if !status.is_success() || body.get("status").and_then(|s| s.as_str()) != Some("ok") {
-            bail!("{} answered {status}: {body}", args.url);
-        }
-        Ok(())
-    });
-    match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
-            eprintln!("unhealthy: {e:#}");
-            Ok(ExitCode::FAILURE)
-        }
-    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@
 
 pub mod file;
 pub mod index;
+mod reference;
+mod shape;
 pub mod shipped;
 pub mod staged;
 
@@ -30,12 +32,9 @@ use std::sync::Arc;
 use super::{Breakdown, Component, Evaluator};
 use crate::engine::{Board, Tiles};
 
-/// Cells per tuple at most (16^8 weights per table would already be 16 GiB of f32).
-pub const MAX_TUPLE_CELLS: usize = 8;
-/// Tuples per network at most.
-pub const MAX_TUPLES: usize = 32;
-/// Weight sets per network at most.
-pub const MAX_STAGES: usize = 4;
+pub use reference::{value_reference, value_reference_in};
+pub(crate) use shape::stage_index;
+pub use shape::{Shape, ShapeError, MAX_STAGES, MAX_TUPLES, MAX_TUPLE_CELLS, TUPLES_4X6, TUPLES_8X6};
 
 /// Breakdown names of the tuples, in network order (`tuple_1` is the first tuple).
 const TUPLE_NAMES: [&str; MAX_TUPLES] = [
@@ -44,151 +43,6 @@ const TUPLE_NAMES: [&str; MAX_TUPLES] = [
     "tuple_20", "tuple_21", "tuple_22", "tuple_23", "tuple_24", "tuple_25", "tuple_26", "tuple_27", "tuple_28",
     "tuple_29", "tuple_30", "tuple_31", "tuple_32",
 ];
-
-/// The 4x6 tuple set: two straight 6-cell "rectangles" and two 2x3 blocks (16.7 M weights per table set).
-pub const TUPLES_4X6: &[&[u8]] = &[
-    &[0, 1, 2, 3, 4, 5],
-    &[4, 5, 6, 7, 8, 9],
-    &[0, 1, 2, 4, 5, 6],
-    &[4, 5, 6, 8, 9, 10],
-];
-
-/// The 8x6 tuple set of Yeh et al. ("Multistage temporal difference learning for 2048-like games", 2016), as used by
-/// later work: the four 4x6 tuples plus four more shapes that follow the corner and the snake.
-pub const TUPLES_8X6: &[&[u8]] = &[
-    &[0, 1, 2, 3, 4, 5],
-    &[4, 5, 6, 7, 8, 9],
-    &[0, 1, 2, 4, 5, 6],
-    &[4, 5, 6, 8, 9, 10],
-    &[0, 1, 2, 3, 5, 6],
-    &[0, 1, 4, 5, 8, 9],
-    &[0, 1, 5, 9, 10, 11],
-    &[0, 1, 5, 8, 9, 13],
-];
-
-/// The shape of a network: its tuples and where its stages start.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shape {
-    /// The cells of each tuple (row-major, 0 = top-left).
-    pub tuples: Vec<Vec<u8>>,
-    /// The smallest largest-exponent of each stage, increasing; the first is always 0.
-    pub stages: Vec<u8>,
-}
-
-/// A shape that cannot be a network.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ShapeError {
-    #[error("a network needs 1 to {MAX_TUPLES} tuples, found {0}")]
-    TupleCount(usize),
-    #[error("tuple {tuple} has {cells} cells; a tuple has 1 to {MAX_TUPLE_CELLS}")]
-    TupleSize { tuple: usize, cells: usize },
-    #[error("tuple {tuple} names cell {cell}; cells are 0 to 15")]
-    Cell { tuple: usize, cell: u8 },
-    #[error("tuple {tuple} names cell {cell} twice")]
-    RepeatedCell { tuple: usize, cell: u8 },
-    #[error(
-        "stages must start at 0 and increase strictly, with at most {MAX_STAGES} stages and exponents up to 15: {0:?}"
-    )]
-    Stages(Vec<u8>),
-    #[error("unknown network {0:?} (known: 4x6, 8x6)")]
-    UnknownName(String),
-}
-
-impl Shape {
-    /// A checked shape.
-    pub fn new(tuples: Vec<Vec<u8>>, stages: Vec<u8>) -> Result<Shape, ShapeError> {
-        if tuples.is_empty() || tuples.len() > MAX_TUPLES {
-            return Err(ShapeError::TupleCount(tuples.len()));
-        }
-        for (t, cells) in tuples.iter().enumerate() {
-            if cells.is_empty() || cells.len() > MAX_TUPLE_CELLS {
-                return Err(ShapeError::TupleSize {
-                    tuple: t,
-                    cells: cells.len(),
-                });
-            }
-            let mut seen = 0u16;
-            for &c in cells {
-                if c > 15 {
-                    return Err(ShapeError::Cell { tuple: t, cell: c });
-                }
-                if seen & (1 << c) != 0 {
-                    return Err(ShapeError::RepeatedCell { tuple: t, cell: c });
-                }
-                seen |= 1 << c;
-            }
-        }
-        Shape::check_stages(&stages)?;
-        Ok(Shape { tuples, stages })
-    }
-
-    /// Checks a list of stage starts (exponents): from 0, strictly increasing, at most [`MAX_STAGES`], up to 15.
-    pub fn check_stages(stages: &[u8]) -> Result<(), ShapeError> {
-        let ok = stages.first() == Some(&0)
-            && stages.len() <= MAX_STAGES
-            && stages.windows(2).all(|w| w[0] < w[1])
-            && stages.iter().all(|&s| s <= 15);
-        if ok {
-            Ok(())
-        } else {
-            Err(ShapeError::Stages(stages.to_vec()))
-        }
-    }
-
-    /// A named tuple set (`4x6` or `8x6`) with the given stage starts.
-    pub fn named(name: &str, stages: Vec<u8>) -> Result<Shape, ShapeError> {
-        let set = match name {
-            "4x6" => TUPLES_4X6,
-            "8x6" => TUPLES_8X6,
-            _ => return Err(ShapeError::UnknownName(name.to_owned())),
-        };
-        Shape::new(set.iter().map(|t| t.to_vec()).collect(), stages)
-    }
-
-    /// Weights of one stage's tables (the sum of 16^n over the tuples).
-    pub fn weights_per_stage(&self) -> usize {
-        self.tuples.iter().map(|t| 1usize << (4 * t.len())).sum()
-    }
-
-    /// Weights of the whole network.
-    pub fn weight_count(&self) -> usize {
-        self.weights_per_stage() * self.stages.len()
-    }
-
-    /// A short description, e.g. `4 tuples x 6 cells, 1 stage`.
-    pub fn describe(&self) -> String {
-        let sizes: Vec<usize> = self.tuples.iter().map(Vec::len).collect();
-        let cells = if sizes.iter().all(|&s| s == sizes[0]) {
-            format!("{}x{}", sizes.len(), sizes[0])
-        } else {
-            format!("{} tuples of {:?} cells", sizes.len(), sizes)
-        };
-        let stages = if self.stages.len() == 1 {
-            "1 stage".to_owned()
-        } else {
-            let starts: Vec<String> = self
-                .stages
-                .iter()
-                .map(|&e| if e == 0 { "0".into() } else { (1u32 << e).to_string() })
-                .collect();
-            format!("{} stages (from tiles {})", self.stages.len(), starts.join(", "))
-        };
-        format!("{cells}, {stages}")
-    }
-
-    /// The stage of a board whose largest exponent is `max_exponent`.
-    #[inline]
-    pub fn stage_of(&self, max_exponent: u8) -> usize {
-        stage_index(&self.stages, max_exponent)
-    }
-}
-
-/// The stage of a board whose largest exponent is `max_exponent`, given the stages' starts (increasing, from 0): the
-/// one rule behind [`Shape::stage_of`] and the grouped lookups' stages.
-#[inline(always)]
-pub(crate) fn stage_index(starts: &[u8], max_exponent: u8) -> usize {
-    starts.iter().rposition(|&s| s <= max_exponent).unwrap_or(0)
-}
 
 /// The 8 symmetries of a board as boards: the identity, the mirrors and the rotations, of the board and of its
 /// transpose (in this order: identity, left-right mirror, top-bottom flip, half turn). The mirror is computed as the
@@ -804,50 +658,4 @@ impl Evaluator for NTupleEvaluator {
         b.total = self.evaluate_tiles(tiles);
         b
     }
-}
-
-/// The value of a board computed the plain way, for tests: every symmetry written as a map of (row, column), every
-/// index built digit by digit from [`Tiles`] exponents (capped at 15), summed in `f64`.
-#[doc(hidden)]
-pub fn value_reference(shape: &Shape, weights: &[f32], tiles: &Tiles) -> f64 {
-    let max = tiles.exponents().iter().map(|&x| x.min(15)).max().unwrap_or(0);
-    value_reference_in(shape, weights, tiles, max)
-}
-
-/// [`value_reference`] in the stage of a board whose largest exponent is `decision_max` (the stage a decision on
-/// that board values every board in), the plain way: the last stage whose start is at most it.
-#[doc(hidden)]
-pub fn value_reference_in(shape: &Shape, weights: &[f32], tiles: &Tiles, decision_max: u8) -> f64 {
-    let e: Vec<u8> = tiles.exponents().iter().map(|&x| x.min(15)).collect();
-    let stage = shape
-        .stages
-        .iter()
-        .rposition(|&s| s <= decision_max.min(15))
-        .unwrap_or(0);
-    let per_stage: usize = shape.tuples.iter().map(|t| 16usize.pow(t.len() as u32)).sum();
-    type CellMap = fn(usize, usize) -> (usize, usize);
-    let maps: [CellMap; 8] = [
-        |r, c| (r, c),
-        |r, c| (r, 3 - c),
-        |r, c| (3 - r, c),
-        |r, c| (3 - r, 3 - c),
-        |r, c| (c, r),
-        |r, c| (c, 3 - r),
-        |r, c| (3 - c, r),
-        |r, c| (3 - c, 3 - r),
-    ];
-    let mut total = 0.0;
-    let mut offset = stage * per_stage;
-    for cells in &shape.tuples {
-        for map in maps {
-            let mut idx = 0usize;
-            for &cell in cells {
-                let (r, c) = map(usize::from(cell) / 4, usize::from(cell) % 4);
-                idx = idx * 16 + usize::from(e[r * 4 + c]);
-            }
-            total += f64::from(weights[offset + idx]);
-        }
-        offset += 16usize.pow(cells.len() as u32);
-    }
-    total
 }

@@ -9,7 +9,7 @@ use super::OddsModel;
 /// The one place the shipped model is named: `nets/odds-<the network's checksum>.json`.
 macro_rules! shipped_odds {
     () => {
-        "nets/odds-6ede512830f0a44c.json"
+        "nets/odds-90d6b7a5db066a49.json"
     };
 }
 
