@@ -24,6 +24,7 @@ pub const GAME_RECORD_FIELDS: &[&str] = &[
     "game_over",
     "trace",
     "elapsed_ms",
+    "depths",
 ];
 
 /// Reads the moves of a record, stopping after [`MAX_RECORD_PROBLEMS`] problems.
