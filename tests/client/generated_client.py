@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_GENERATOR_WARNINGS = {"GET /openapi.yaml"}
 
 # Response models that are maps by design: their additional properties are their content, not leftovers.
-MAP_MODELS = {"Weights", "SummaryMaxTileHistogram"}
+MAP_MODELS = {"Weights", "SummaryMaxTileHistogram", "SummaryDepthHistogram", "GameRecordDepths"}
 
 ROWS = [[0, 0, 2, 2], [0, 4, 8, 16], [2, 4, 8, 32], [128, 64, 32, 1024]]
 HEX = "0000000000000112"  # tiles 2, 2 and 4: depth auto is 2 x max(3, 2 - 2) + 1 = 7 plies
