@@ -63,7 +63,16 @@ fn start_server() -> BinaryServer {
     }
     BinaryServer::start_with(
         &bin,
-        &["--max-searches", "4", "--max-queue", "1024", "--request-timeout-s", "1"],
+        &[
+            "--max-searches",
+            "4",
+            "--max-queue",
+            "1024",
+            "--request-timeout-s",
+            "1",
+            "--max-budget-ms",
+            "600000",
+        ],
         &env,
     )
 }
@@ -310,10 +319,12 @@ impl Kind {
                 bytes
             }
             // Without the probability cut-off, 29 plies take far longer than the budget (the default cut-off would
-            // let this search finish in about a second).
+            // let this search finish in about a second). The budget is far beyond the request timeout, so the search
+            // never stops deepening on its own (it skips an iteration it foresees overrunning the budget) before the
+            // timeout answers 504.
             Kind::Cancelled | Kind::TimedOut => post_json(
                 "/best-move",
-                r#"{"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": 4000}"#,
+                r#"{"board": "13222442a7b8c9d1", "depth": 29, "prob_cutoff": 0, "time_budget_ms": 600000}"#,
             ),
         }
     }
