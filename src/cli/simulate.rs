@@ -283,11 +283,12 @@ fn write_table(out: &mut impl Write, report: &SimReport) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "moves: {} in {:.1} s, {:.0} moves/s, {:.3} ms per move (one thread)",
+        "moves: {} in {:.1} s, {:.0} moves/s, {:.3} ms per move (one thread), {:.3} ms of CPU per move",
         s.total_moves,
         s.elapsed.as_secs_f64(),
         s.moves_per_second,
-        s.ms_per_move
+        s.ms_per_move,
+        s.cpu_ms_per_move
     )?;
     writeln!(out)?;
     writeln!(out, "{:>6}  {:>11}  {:>7}  95% interval", "tile", "reached", "rate")?;

@@ -49,6 +49,8 @@ pub enum Accepts {
     /// A whole number of at least `min`; a larger one than the bounds allow is clamped to them (even one beyond 64
     /// bits: "as much as allowed").
     Clamped { min: u64 },
+    /// A finite number of at least `min`; a larger one than the bounds allow is clamped to them.
+    ClampedNumber { min: f64 },
     /// A finite number from `min` up to, not including, `below`.
     Below { min: f64, below: f64 },
     /// A number whose magnitude is at most `max`.
@@ -115,6 +117,28 @@ impl Field {
         }
     }
 
+    /// The field's value when given: a finite number of at least [`Accepts::ClampedNumber`]'s minimum, clamped to
+    /// `max`.
+    pub fn read_clamped_number(&self, map: &Map<String, Value>, max: f64, problems: &mut Problems) -> Option<f64> {
+        let Accepts::ClampedNumber { min } = self.accepts else {
+            unreachable!(
+                "{} is read as a clamped number but accepts {:?}",
+                self.name, self.accepts
+            );
+        };
+        let v = map.get(self.name)?;
+        match v.as_f64() {
+            Some(x) if x >= min => Some(x.min(max)),
+            _ => {
+                problems.push(
+                    self.pointer(),
+                    format!("{} must be a number of at least {min}, found {v}", self.name),
+                );
+                None
+            }
+        }
+    }
+
     /// The field's value when given: a finite number within [`Accepts::Below`].
     pub fn read_below(&self, map: &Map<String, Value>, problems: &mut Problems) -> Option<f64> {
         let Accepts::Below { min, below } = self.accepts else {
@@ -161,6 +185,7 @@ impl Field {
             Accepts::Whole { min, max: u64::MAX } => format!(" (at least {min})"),
             Accepts::Whole { min, max } => format!(" ({min}-{max})"),
             Accepts::Clamped { min } => format!(" (at least {min})"),
+            Accepts::ClampedNumber { min } => format!(" (at least {min})"),
             Accepts::Below { min, below } => format!(" (at least {min}, below {below})"),
             Accepts::Magnitude { max } => format!(" (-{max:e} to {max:e})"),
             Accepts::Name { names } => format!(": {}", or_list(names)),

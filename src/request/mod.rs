@@ -83,15 +83,17 @@ pub const DEPTH: Field = Field {
     absent: Absent::Said("the profile's"),
     flag_default: FlagDefault::Absent,
 };
+/// The smallest time budget a request may ask for, in ms (10 µs: about one 3-ply search's worth of nodes).
+pub const MIN_BUDGET_MS: f64 = 0.01;
 /// `time_budget_ms`: larger budgets are clamped to the bounds' maximum.
 pub const TIME_BUDGET_MS: Field = Field {
     name: "time_budget_ms",
     flag: "budget-ms",
     value_name: "MS",
-    help: "Time budget in ms (more than a day counts as a day): deepen iteratively and return the deepest \
-           completed depth (an iteration foreseen to overrun is not started; simulate: each game's mean per move, \
-           more of it on crowded boards)",
-    accepts: Accepts::Clamped { min: 1 },
+    help: "Time budget in ms, fractions allowed (more than a day counts as a day): deepen iteratively and return \
+           the deepest completed depth (an iteration foreseen to overrun is not started; simulate: each game's mean \
+           per move, more of it on crowded boards)",
+    accepts: Accepts::ClampedNumber { min: MIN_BUDGET_MS },
     absent: Absent::Said("none, search to the depth"),
     flag_default: FlagDefault::Absent,
 };
@@ -400,9 +402,11 @@ fn read_search(
             ),
         }
     }
-    let max_ms = u64::try_from(bounds.max_budget.as_millis()).unwrap_or(u64::MAX);
-    s.run.time_budget = match TIME_BUDGET_MS.read_clamped(map, max_ms, problems) {
-        Some(ms) => Some(Duration::from_millis(ms)),
+    let max_ms = bounds.max_budget.as_secs_f64() * 1000.0;
+    s.run.time_budget = match TIME_BUDGET_MS.read_clamped_number(map, max_ms, problems) {
+        Some(ms) => {
+            Some(Duration::try_from_secs_f64(ms / 1000.0).map_or(bounds.max_budget, |b| b.min(bounds.max_budget)))
+        }
         None if bounds.budget_by_default => Some(bounds.max_budget),
         None => None,
     };

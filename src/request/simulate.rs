@@ -13,7 +13,7 @@ use super::read::{body_object, read_board};
 use super::{read_search, Problem, Problems, SearchBounds, SearchRequest, LOCAL_MAX_BUDGET, SEARCH};
 use crate::engine::Tiles;
 use crate::eval::Network;
-use crate::search::StopHandle;
+use crate::search::{BudgetClock, StopHandle};
 use crate::sim::{simulate_with_progress, GameRecord, Progress, SimConfig, SimReport};
 
 /// `games`: how many (at most [`SimulateBounds::max_games`]).
@@ -85,8 +85,30 @@ pub const PARALLEL_GAMES: Field = Field {
     flag_default: FlagDefault::Said("the number of CPUs"),
 };
 
+/// `budget_clock`: the clock a game's time budget is counted on.
+pub const BUDGET_CLOCK: Field = Field {
+    name: "budget_clock",
+    flag: "budget-clock",
+    value_name: "CLOCK",
+    help: "The clock --budget-ms is counted on: wall, or cpu (each game thread's CPU time: a budget buys the same \
+           play however busy the machine is; the summary's cpu_ms_per_move is held to it)",
+    accepts: Accepts::Name {
+        names: BudgetClock::NAMES,
+    },
+    absent: Absent::Name("wall"),
+    flag_default: FlagDefault::Absent,
+};
+
 /// The fields of a simulation's run (beside its start `board` and the [`SEARCH`] before every move).
-pub const SIMULATE: &[&Field] = &[&GAMES, &FIRST_GAME, &SEED, &MAX_MOVES, &TRACE, &PARALLEL_GAMES];
+pub const SIMULATE: &[&Field] = &[
+    &GAMES,
+    &FIRST_GAME,
+    &SEED,
+    &MAX_MOVES,
+    &TRACE,
+    &PARALLEL_GAMES,
+    &BUDGET_CLOCK,
+];
 
 /// What a `/simulate` request may ask for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -197,7 +219,13 @@ impl SimulateRequest {
             ..bounds.search
         };
         // Each game's searches run on one thread, seeded per move from the run's seed.
-        let search = read_search(map, &search_bounds, false, &mut problems);
+        let mut search = read_search(map, &search_bounds, false, &mut problems);
+        if let (Some(clock), Some(search)) = (
+            BUDGET_CLOCK.read_name::<BudgetClock>(map, &mut problems),
+            search.as_mut(),
+        ) {
+            search.settings.run.budget_clock = clock;
+        }
         let search = problems.finish(search)?;
         Ok(SimulateRequest {
             start,

@@ -200,6 +200,8 @@ pub(crate) struct Ctx<'a, E> {
     leaf_cache: bool,
     pub stop: &'a AtomicBool,
     pub deadline: Option<Instant>,
+    /// The end of the time budget, on its clock.
+    budget: Option<super::Budget>,
     /// Abort when the nodes of all threads pass this.
     pub node_limit: u64,
     /// Nodes of all threads of this search, updated at every check.
@@ -219,7 +221,7 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         rng: Rng,
         tt: Option<&'a mut TranspositionTable>,
         stop: &'a AtomicBool,
-        deadline: Option<Instant>,
+        (deadline, budget): (Option<Instant>, Option<super::Budget>),
         node_limit: u64,
         shared_nodes: &'a AtomicU64,
     ) -> Self {
@@ -240,6 +242,7 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
             tt,
             stop,
             deadline,
+            budget,
             node_limit,
             shared_nodes,
             nodes: 0,
@@ -265,6 +268,7 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
             if self.stop.load(Ordering::Relaxed)
                 || total >= self.node_limit
                 || self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.budget.is_some_and(|b| b.is_over())
             {
                 self.aborted = true;
             }

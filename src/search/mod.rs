@@ -36,6 +36,7 @@
 //! 4 per spawn layer stays below 65536, which proves no 65536 tile can appear inside the search. Otherwise the same
 //! recursion runs on [`Tiles`] (exact up to 131072, no transposition table, tens of times slower).
 
+mod clock;
 mod expectimax;
 mod params;
 #[cfg(any(test, feature = "reference"))]
@@ -47,6 +48,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+pub use clock::{thread_cpu_time, BudgetClock};
 pub use params::{
     auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, RunSettings, SearchSettings, Terminal,
 };
@@ -254,11 +256,13 @@ fn search_with<E: Evaluator>(
         // A learned value is the value of a board right after a move: leaves must be such boards (odd plies).
         target += 1;
     }
-    let budget_end = settings.run.time_budget.zip(start).map(|(b, start)| start + b);
-    let deadline = match (budget_end, settings.run.stop_at) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    // The budget is counted on its clock (wall or the thread's CPU time); `stop_at` is a wall-clock deadline.
+    let clock = settings.run.budget_clock.for_threads(settings.run.threads);
+    let budget_end = settings.run.time_budget.map(|b| Budget {
+        clock,
+        end: clock.now() + b,
+    });
+    let deadline = settings.run.stop_at;
     let spawn_layers = u64::from(target / 2);
     let fast = tiles.to_board().filter(|b| b.tile_sum() + 4 * spawn_layers < 65536);
     // The four moves: on the fast board when it holds the position (no 65536 can appear), else exactly.
@@ -315,16 +319,32 @@ fn search_with<E: Evaluator>(
                 break;
             }
             // An iteration that cannot end within the budget would be thrown away: stop before starting it.
-            if pace.foresee().is_some_and(|t| Instant::now() + t > end) {
+            if pace.foresee().is_some_and(|t| end.clock.now() + t > end.end) {
                 outcome.stats.truncated = true;
                 break;
             }
         }
-        let iteration_start = budget_end.map(|_| Instant::now());
+        let iteration_start = budget_end.map(|b| b.clock.now());
         let nodes_before = outcome.stats.nodes;
         let results = match fast_roots {
-            Some(roots) => run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes),
-            None => run_iteration(roots, depth, eval, settings, stop, deadline, &shared_nodes),
+            Some(roots) => run_iteration(
+                roots,
+                depth,
+                eval,
+                settings,
+                stop,
+                (deadline, budget_end),
+                &shared_nodes,
+            ),
+            None => run_iteration(
+                roots,
+                depth,
+                eval,
+                settings,
+                stop,
+                (deadline, budget_end),
+                &shared_nodes,
+            ),
         };
         let mut aborted = false;
         for r in results.iter().flatten() {
@@ -341,13 +361,26 @@ fn search_with<E: Evaluator>(
         }
         outcome.values = results.map(|r| r.map(|r| r.value));
         outcome.stats.depth = depth;
-        if let Some(t0) = iteration_start {
-            pace.record(t0.elapsed(), outcome.stats.nodes - nodes_before);
+        if let (Some(t0), Some(b)) = (iteration_start, budget_end) {
+            pace.record(b.clock.now().saturating_sub(t0), outcome.stats.nodes - nodes_before);
         }
     }
     outcome.best = choose(&outcome.values);
     outcome.stats.elapsed = elapsed();
     outcome
+}
+
+/// Where a search's time budget ends, on the clock that counts it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    pub clock: BudgetClock,
+    pub end: Duration,
+}
+
+impl Budget {
+    pub fn is_over(&self) -> bool {
+        self.clock.now() >= self.end
+    }
 }
 
 /// The cost of the last two completed iterations of a budgeted search (two plies apart), to foresee the next one.
@@ -454,7 +487,7 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
     eval: &E,
     settings: &SearchSettings,
     stop: &StopHandle,
-    deadline: Option<Instant>,
+    limits: (Option<Instant>, Option<Budget>),
     shared_nodes: &AtomicU64,
 ) -> [Option<RootResult>; 4] {
     let mut legal = [0usize; 4];
@@ -475,7 +508,7 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
             if let Some(t) = tt.as_deref_mut() {
                 t.new_generation();
             }
-            let mut ctx = Ctx::new(eval, settings, rng, tt, stop.flag(), deadline, node_limit, shared_nodes);
+            let mut ctx = Ctx::new(eval, settings, rng, tt, stop.flag(), limits, node_limit, shared_nodes);
             let value = settings.reward_weight * reward as f64 + ctx.chance_node(after, depth - 1, 1.0);
             RootResult {
                 value,

@@ -195,6 +195,8 @@ pub struct RunSettings {
     pub tt_bits: Option<u8>,
     /// Threads searching the root moves in parallel (the result does not depend on it).
     pub threads: usize,
+    /// The clock `time_budget` is counted on (a search on several threads counts wall-clock time).
+    pub budget_clock: super::BudgetClock,
 }
 
 impl Default for SearchSettings {
@@ -222,6 +224,7 @@ impl Default for RunSettings {
             stop_at: None,
             tt_bits: Some(DEFAULT_TT_BITS),
             threads: 1,
+            budget_clock: super::BudgetClock::Wall,
         }
     }
 }

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use crate::engine::rng::{derive_seed, Rng};
 use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
-use crate::search::{choose, one_ply, search_untimed, Depth, RunSettings, SearchSettings, StopHandle};
+use crate::search::{choose, one_ply, search_untimed, thread_cpu_time, Depth, RunSettings, SearchSettings, StopHandle};
 use budget::GameBudget;
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
@@ -262,6 +262,7 @@ fn play_in_run(
     limits: &RunLimits,
 ) -> GameRecord {
     let started = Instant::now();
+    let started_cpu = thread_cpu_time();
     let seed = derive_seed(config.seed, index);
     let mut rng = Rng::new(seed);
     let start_board = config.start.unwrap_or_else(|| new_game(&mut rng));
@@ -325,9 +326,12 @@ fn play_in_run(
             if let Some(game_budget) = &game_budget {
                 settings.run.time_budget = Some(game_budget.allowance(&board));
             }
+            // The allowance is counted on the budget's clock (a game's searches run on this one thread).
+            let clock = settings.run.budget_clock;
+            let search_start = game_budget.is_some().then(|| clock.now());
             let outcome = search_untimed(&board, &config.evaluator, &settings, stop);
-            if let Some(game_budget) = game_budget.as_mut() {
-                game_budget.spent(outcome.stats.elapsed);
+            if let (Some(game_budget), Some(t0)) = (game_budget.as_mut(), search_start) {
+                game_budget.spent(clock.now().saturating_sub(t0));
             }
             if stop.is_stopped() || limits.past_deadline() {
                 break false;
@@ -382,6 +386,7 @@ fn play_in_run(
         game_over: finished && board.is_game_over(),
         trace,
         elapsed: started.elapsed(),
+        cpu: thread_cpu_time().saturating_sub(started_cpu),
         depths,
     }
 }

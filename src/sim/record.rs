@@ -45,6 +45,15 @@ pub struct GameRecord {
     /// Wall-clock time spent on this game (searches, moves and spawns).
     #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
+    /// CPU time of the thread that played this game (the time it waited for a core left out): on an idle machine
+    /// about `elapsed`. 0 in a record written before it was kept.
+    #[serde(
+        rename = "cpu_ms",
+        default,
+        serialize_with = "millis",
+        deserialize_with = "from_millis"
+    )]
+    pub cpu: Duration,
     /// Moves played at each search depth reached (plies -> moves): what a time budget did over the game. A greedy
     /// move counts at 1; a move whose search completed no depth (a budget too small for one ply) at 1, as played.
     /// Left out of the JSON when empty (a game of no move).

@@ -144,6 +144,11 @@ pub struct Summary {
     pub moves_per_second: f64,
     /// Mean time per move on one thread: the games' time summed, over `total_moves` (0 when no move was played).
     pub ms_per_move: f64,
+    /// Mean CPU time per move: the games' CPU time (`cpu_ms`) summed, over `total_moves`. The cost of a move
+    /// whatever else the machine was doing; a time budget counted on the CPU clock (`budget_clock: cpu`) holds
+    /// this one to the budget.
+    #[serde(default)]
+    pub cpu_ms_per_move: f64,
     /// Wall-clock time of the run (of a merged report: the time of its parts, see [`SimReport::merge`]).
     #[serde(rename = "elapsed_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
@@ -182,6 +187,7 @@ impl Summary {
             .collect();
         let total_moves: u64 = games.iter().map(|g| g.moves).sum();
         let game_time: Duration = games.iter().map(|g| g.elapsed).sum();
+        let cpu_time: Duration = games.iter().map(|g| g.cpu).sum();
         let mut depth_histogram = BTreeMap::new();
         for (&depth, &moves) in games.iter().flat_map(|g| &g.depths) {
             *depth_histogram.entry(depth).or_insert(0) += moves;
@@ -204,6 +210,11 @@ impl Summary {
             },
             ms_per_move: if total_moves > 0 {
                 game_time.as_secs_f64() * 1000.0 / total_moves as f64
+            } else {
+                0.0
+            },
+            cpu_ms_per_move: if total_moves > 0 {
+                cpu_time.as_secs_f64() * 1000.0 / total_moves as f64
             } else {
                 0.0
             },

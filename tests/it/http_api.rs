@@ -21,7 +21,9 @@ fn values(body: &Value) -> Vec<Option<f64>> {
 /// A game record without the time it took (the only field that may differ between two runs of the same game).
 fn untimed(game: &Value) -> Value {
     let mut game = game.clone();
-    game.as_object_mut().expect("a game record").remove("elapsed_ms");
+    let record = game.as_object_mut().expect("a game record");
+    record.remove("elapsed_ms");
+    record.remove("cpu_ms");
     game
 }
 
@@ -349,7 +351,8 @@ async fn budgets_and_threads_beyond_any_limit_are_clamped_not_refused() {
     assert_matches_schema("BestMoveResponse", &answer);
     for (field, bad) in [
         ("time_budget_ms", json!(0)),
-        ("time_budget_ms", json!(1.5)),
+        ("time_budget_ms", json!(0.001)),
+        ("time_budget_ms", json!("1")),
         ("threads", json!(-1)),
     ] {
         let mut body = json!({"board": example(), "depth": 1});
@@ -864,6 +867,37 @@ async fn simulate_reads_the_move_budget_as_best_move_does() {
             started.elapsed() < Duration::from_secs(30),
             "{budget}: {:?}",
             started.elapsed()
+        );
+    }
+}
+
+#[tokio::test]
+async fn simulate_counts_a_fractional_budget_on_the_clock_asked_for() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    // 29 plies without the cut-off never complete: each move stops at its allowance of a 0.5 ms budget, counted on
+    // the game thread's CPU clock.
+    let request = json!({"games": 1, "seed": 4, "max_moves": 20, "depth": 29, "prob_cutoff": 0,
+        "time_budget_ms": 0.5, "budget_clock": "cpu"});
+    let (status, body) = post(&server, "/simulate", request).await;
+    assert_eq!(status, 200, "{body}");
+    assert_matches_schema("SimulateResponse", &body);
+    let game = &body["games"][0];
+    assert_eq!(game["moves"], 20, "{body}");
+    // A thread's CPU time is part of the wall-clock time it took (to within the clocks' rounding).
+    let (cpu, wall) = (game["cpu_ms"].as_f64().unwrap(), game["elapsed_ms"].as_f64().unwrap());
+    assert!(cpu > 0.0 && cpu <= wall + 0.5, "cpu {cpu} ms, wall {wall} ms");
+    let per_move = body["summary"]["cpu_ms_per_move"].as_f64().unwrap();
+    assert!(
+        (per_move - cpu / 20.0).abs() < 1e-9,
+        "{per_move} against {cpu} ms over 20 moves"
+    );
+    for (clock, problem) in [(json!("cpus"), "wall"), (json!(1), "string")] {
+        let (status, body) = post(&server, "/simulate", json!({"games": 1, "budget_clock": clock})).await;
+        assert_eq!(status, 422, "{body}");
+        assert_eq!(body["errors"][0]["pointer"], "/budget_clock", "{body}");
+        assert!(
+            body["errors"][0]["message"].as_str().unwrap().contains(problem),
+            "{body}"
         );
     }
 }

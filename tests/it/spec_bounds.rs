@@ -70,14 +70,14 @@ fn integer_bounds(schema: &Value, name: &str) -> (u64, Option<u64>) {
 #[test]
 fn the_request_bounds_in_the_spec_are_where_the_requests_are_refused() {
     type Accepts = fn(&str, Value) -> bool;
-    let cases: [(&str, &Value, &str, Accepts); 9] = [
+    // The time budget is a number: its minimum is accepted, half of it refused.
+    let min_budget = schema("TimeBudgetMs")["minimum"]
+        .as_f64()
+        .expect("TimeBudgetMs has a minimum");
+    assert!(best_move_accepts("time_budget_ms", json!(min_budget)));
+    assert!(!best_move_accepts("time_budget_ms", json!(min_budget / 2.0)));
+    let cases: [(&str, &Value, &str, Accepts); 8] = [
         ("Depth", &schema("Depth")["oneOf"][0], "depth", best_move_accepts),
-        (
-            "TimeBudgetMs",
-            schema("TimeBudgetMs"),
-            "time_budget_ms",
-            best_move_accepts,
-        ),
         ("SampleCells", schema("SampleCells"), "sample_cells", best_move_accepts),
         ("TopK", schema("TopK"), "top_k", best_move_accepts),
         ("Seed", schema("Seed"), "seed", best_move_accepts),
@@ -195,6 +195,9 @@ fn spec_disagrees(field: &Field, property: &'static Value) -> Option<String> {
         }
         Accepts::Clamped { min } => {
             spec["type"] == "integer" && int("minimum") == Some(min) && spec.get("maximum").is_none()
+        }
+        Accepts::ClampedNumber { min } => {
+            spec["type"] == "number" && num("minimum") == Some(min) && spec.get("maximum").is_none()
         }
         Accepts::Below { min, below } => {
             spec["type"] == "number" && num("minimum") == Some(min) && num("exclusiveMaximum") == Some(below)
