@@ -143,6 +143,7 @@ test('playground review: a pasted record with three bad moves, the loss chart, t
     await check(31);
     await page.locator('body').press('ArrowLeft');
     await check(30);
+    await page.locator('#loss-chart').scrollIntoViewIfNeeded();
     const box = await page.locator('#loss-chart').boundingBox();
     const slot = (560 - 8) / 32;
     await page.mouse.click(box.x + 4 + (BAD[1] + 0.5) * slot, box.y + box.height / 2);
@@ -269,6 +270,7 @@ test('playground review with reach odds: the chance-over-moves chart with one po
       assert.ok(text.includes(`${pct(x.before)} before the move`), `${text} lacks ${x.before}`);
     }
     // A click on the chart goes to the move under it.
+    await page.locator('#odds-chart').scrollIntoViewIfNeeded();
     const box = await page.locator('#odds-chart').boundingBox();
     const slot = (560 - 8) / N;
     await page.mouse.click(box.x + 4 + (BAD[1] + 0.5) * slot, box.y + box.height / 2);
