@@ -139,12 +139,7 @@ mod tests {
     }
 
     fn odds() -> Odds {
-        let play = FittedFor {
-            network: "0123456789abcdef".to_owned(),
-            profile: "learned".to_owned(),
-            depth: 5,
-            prob_cutoff: 0.0001,
-        };
+        let play = crate::eval::odds::test_play();
         Odds {
             position: PositionOdds {
                 chances: chances([1.0, 1.0, 0.9, 0.5, 0.2, 0.0]),
