@@ -88,7 +88,7 @@ pub struct MoveReview {
     /// Plies of the search's deepest completed iteration.
     pub depth: u32,
     /// With `"odds": true`: the chances of the board's next milestones before the move, after the move played and
-    /// after the best move, and what the move cost ([`super::odds`]).
+    /// after the best move, and what the move cost ([`MilestoneOdds`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub odds: Option<Vec<MilestoneOdds>>,
 }

@@ -30,7 +30,7 @@
 //! milestones (the tiles from 2048 to 65536 it does not hold yet) before the move, after the move played and after
 //! the best move, and the chance the move played cost; the summary lists the game's largest such losses. The chances
 //! are read from the search values the review already has when it searched as the default play does, else from the
-//! default play's search of the same board ([`odds`]).
+//! default play's search of the same board ([`MilestoneOdds`], [`ReviewOdds`]).
 //!
 //! # Bounds
 //! A server reviews at most [`AnalyzeBounds::max_moves`] moves per request (`--max-analyze-moves`), each search's
@@ -132,7 +132,7 @@ pub struct AnalyzeRequest {
     /// reproducible.
     pub search: SearchRequest,
     /// Add the reach odds of the board's next milestones to every graded move and the largest odds losses to the
-    /// summary ([`odds`]).
+    /// summary ([`MilestoneOdds`], [`ReviewOdds`]).
     pub odds: bool,
 }
 
