@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         advisor2048
 // @namespace    advisor2048
-// @version      0.2.0
+// @version      0.3.0
 // @description  Plays 2048 for you, or hints, and reviews your games, with a local advisor2048 service (expectimax, explained)
 // @license      MIT
 // @match        https://gabrielecirulli.github.io/2048/*
@@ -27,6 +27,10 @@
 // Transport: GM_xmlhttpRequest / GM.xmlHttpRequest when the userscript manager provides it (not subject to the
 // browser's block on public pages calling loopback addresses), else fetch (the service's CORS headers allow it).
 //
+// Hint: the advised direction and, beside it, the chance that the service's default play makes the board's next two
+// milestones (e.g. 16384 and 32768) after that move (`"odds": true`). A service that gives no odds (an older one, or
+// one whose network has no odds model: a 422 at /odds) still hints, without the chances.
+//
 // Keys: Alt+Shift+A toggles auto-play, Alt+Shift+H asks for a hint, Alt+Shift+R reviews the game so far. A page
 // address with `#advisor-autoplay` starts auto-play by itself. Settings (service URL, search, delay) are remembered in
 // the page's localStorage.
@@ -40,7 +44,7 @@
 (function () {
   'use strict';
 
-  const VERSION = '0.2.0';
+  const VERSION = '0.3.0';
   const DIRECTIONS = ['up', 'down', 'left', 'right'];
   const ARROWS = { up: '\u2191', down: '\u2193', left: '\u2190', right: '\u2192' };
   // The classic game maps event.which: 38 up, 40 down, 37 left, 39 right.
@@ -271,21 +275,26 @@
 
   /** An answer the service gave that we should not retry as is (4xx), or may retry later (5xx, garbage). */
   class ServiceError extends Error {
-    constructor(message, retryable, retryAfterMs) {
+    constructor(message, retryable, retryAfterMs, pointers) {
       super(message);
       this.retryable = retryable;
       this.retryAfterMs = retryAfterMs;
+      this.pointers = pointers || []; // the JSON pointers of a 422's problems
+    }
+  }
+
+  function parseProblem(text) {
+    try {
+      const p = JSON.parse(text);
+      return p && typeof p === 'object' ? p : null;
+    } catch (_) {
+      return null; // not JSON
     }
   }
 
   function describeProblem(status, text) {
-    let p = null;
-    try {
-      p = JSON.parse(text);
-    } catch (_) {
-      /* not JSON */
-    }
-    if (!p || typeof p !== 'object') return `HTTP ${status}${text ? `: ${String(text).slice(0, 200)}` : ''}`;
+    const p = parseProblem(text);
+    if (!p) return `HTTP ${status}${text ? `: ${String(text).slice(0, 200)}` : ''}`;
     let msg = `HTTP ${status} ${p.title || ''}`.trim();
     if (p.detail) msg += `: ${p.detail}`;
     if (Array.isArray(p.errors) && p.errors.length) {
@@ -294,8 +303,9 @@
     return msg;
   }
 
-  async function askBestMove(rows) {
-    const body = Object.assign({ board: rows }, searchSettings());
+  /** POST /best-move for `rows` with the panel's search settings; with `odds`, asks for the reach odds too. */
+  async function askBestMove(rows, odds) {
+    const body = Object.assign({ board: rows }, searchSettings(), odds ? { odds: true } : {});
     const url = String(settings.serviceUrl).replace(/\/+$/, '') + '/best-move';
     const timeoutMs = (body.time_budget_ms || 5000) + 10000;
     const r = await postJson(url, body, timeoutMs);
@@ -315,7 +325,42 @@
     const retryAfterMs = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null;
     // 408/429 and 5xx may pass; any other 4xx is about what we sent and will not change by asking again.
     const retryable = r.status >= 500 || r.status === 408 || r.status === 429;
-    throw new ServiceError(describeProblem(r.status, r.text), retryable, retryAfterMs);
+    const problem = parseProblem(r.text);
+    const pointers = problem && Array.isArray(problem.errors) ? problem.errors.map((e) => e && e.pointer) : [];
+    throw new ServiceError(describeProblem(r.status, r.text), retryable, retryAfterMs, pointers);
+  }
+
+  /**
+   * /best-move with the reach odds when the service gives them: a service that refuses the odds field (an older
+   * one, or one without an odds model for its network: 422 at /odds) is asked again without it, and not asked for
+   * odds again until the page reloads.
+   */
+  async function askBestMoveWithOdds(rows) {
+    if (state.oddsRefused) return askBestMove(rows, false);
+    try {
+      return await askBestMove(rows, true);
+    } catch (e) {
+      if (!(e instanceof ServiceError) || !e.pointers.includes('/odds')) throw e;
+      state.oddsRefused = e.message;
+      return askBestMove(rows, false);
+    }
+  }
+
+  /** The chance of the next two milestones (tiles the board lacks) after the advised move: [{tile, chance}]. */
+  function nextMilestones(answer) {
+    const advised = answer.moves.find((m) => m.direction === answer.direction);
+    const chances = advised && Array.isArray(advised.odds) ? advised.odds : null;
+    if (!chances || !Array.isArray(answer.board)) return [];
+    const largest = Math.max(...answer.board.flat());
+    return chances.filter((c) => c && c.tile > largest && typeof c.chance === 'number').slice(0, 2);
+  }
+
+  /** A chance as a percentage, one decimal under 10%. */
+  const chanceText = (c) => `${(100 * c.chance).toFixed(c.chance < 0.1 ? 1 : 0)}%`;
+
+  /** "16384 41% · 32768 12%". */
+  function describeMilestones(list) {
+    return list.map((c) => `${c.tile} ${chanceText(c)}`).join(' \u00b7 ');
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -558,6 +603,7 @@
     statusHistory: [],
     reviewing: false,
     lastReview: null, // the summary of the last POST /analyze
+    oddsRefused: null, // why the service gave no odds (then the hint asks without them)
   };
 
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -726,10 +772,15 @@
     state.busy = true;
     setStatus('asking\u2026');
     try {
-      const answer = await askBestMove(read.rows);
+      const answer = await askBestMoveWithOdds(read.rows);
       state.lastAnswer = answer;
       ui.showAnswer(answer);
-      setStatus(answer.direction ? `hint: ${answer.direction} ${ARROWS[answer.direction]}` : 'game over: no legal move');
+      const odds = describeMilestones(nextMilestones(answer));
+      setStatus(
+        answer.direction
+          ? `hint: ${answer.direction} ${ARROWS[answer.direction]}${odds ? ` \u00b7 ${odds}` : ''}`
+          : 'game over: no legal move',
+      );
     } catch (e) {
       setStatus(e instanceof SettingsError ? e.message : `service error: ${e.message}`, 'error');
     } finally {
@@ -760,6 +811,7 @@
   input, select { font: inherit; min-width: 0; flex: 1; padding: 1px 3px; }
   input[type=checkbox] { flex: 0 0 auto; }
   .advice { font-size: 14px; font-weight: 600; margin: 6px 0 2px; }
+  .odds { margin: 0 0 2px; } .odds b { color: #222; }
   .bar { display: grid; grid-template-columns: 54px 1fr 74px; gap: 4px; align-items: center; margin: 2px 0; }
   .bar .track { background: #eee4da; height: 10px; border-radius: 2px; overflow: hidden; }
   .bar .fill { background: #bbada0; height: 100%; }
@@ -807,6 +859,7 @@
     <div class="row"><label>delay ms</label><input data-set="delayMs" title="wait after each move (\u2265 ${MIN_DELAY_MS})">
       <input type="checkbox" data-set="keepGoing"><span>keep going</span></div>
     <div class="advice" data-out="advice">no advice yet</div>
+    <div class="odds muted" data-out="odds"></div>
     <div data-out="bars"></div>
     <div data-out="heuristic"></div>
     <div class="status" data-out="status">ready (${transportName()})</div>
@@ -869,6 +922,12 @@
       $('[data-out=advice]').textContent = a.direction
         ? `${ARROWS[a.direction]} ${a.direction}  \u00b7 depth ${s.depth}, ${s.nodes} nodes, ${ms(s.elapsed_ms)} ms`
         : 'no legal move';
+      const milestones = nextMilestones(a);
+      $('[data-out=odds]').innerHTML = milestones.length
+        ? `chance after ${esc(a.direction)}: ${milestones
+            .map((c) => `<b>${c.tile}</b> ${chanceText(c)}`)
+            .join(' \u00b7 ')}`
+        : '';
       const legal = a.moves.filter((m) => m.legal && typeof m.value === 'number');
       const lo = Math.min(...legal.map((m) => m.value));
       const hi = Math.max(...legal.map((m) => m.value));

@@ -1,8 +1,9 @@
 //! `advisor2048 analyze FILE|-`: the review of a played game from the command line. The file is the body of a
 //! `POST /analyze` request (a record in any of its forms, or a `/simulate` game with trace under `game`); the search
 //! flags are `best-move`'s and override the file's search fields. A progress bar on a terminal, then a readable
-//! review (the worst moves with their boards) or, with `--json`, the HTTP answer. Ctrl-C stops the review and still
-//! prints what was graded (exit status 130).
+//! review (the worst moves with their boards; with `--odds`, the moves that cost the most chance of the next
+//! milestones) or, with `--json`, the HTTP answer. Ctrl-C stops the review and still prints what was graded (exit
+//! status 130).
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -11,16 +12,26 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 
-use advisor2048::request::analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse};
+use advisor2048::request::analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse, ReviewOdds, REVIEW_ODDS_FIELDS};
+use advisor2048::request::field::Field;
 use advisor2048::request::{ONE_SEARCH, SEARCH};
 use advisor2048::search::StopHandle;
 
-use super::request::{Body, Flags};
+use super::request::{Body, FieldFlags, FieldSet, Flags};
 use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
-use super::{OneSearchArgs, SearchArgs};
+use super::{network_and_odds, OneSearchArgs, SearchArgs};
 
 /// How `analyze` names the request's fields: the game's fields are in FILE.
-pub const ANALYZE_FLAGS: Flags = Flags::new("FILE", &[SEARCH, ONE_SEARCH]).with_file("FILE", ANALYZE_FILE_FIELDS);
+pub const ANALYZE_FLAGS: Flags =
+    Flags::new("FILE", &[SEARCH, ONE_SEARCH, REVIEW_ODDS_FIELDS]).with_file("FILE", ANALYZE_FILE_FIELDS);
+
+/// The `odds` switch of `analyze`.
+#[derive(Debug, Clone)]
+pub struct ReviewOddsFields;
+
+impl FieldSet for ReviewOddsFields {
+    const FIELDS: &'static [&'static Field] = REVIEW_ODDS_FIELDS;
+}
 
 /// The request fields that come from the file.
 const ANALYZE_FILE_FIELDS: &[&str] = &["moves", "start", "directions", "spawns", "game", "contiguous"];
@@ -36,6 +47,8 @@ pub struct AnalyzeArgs {
     pub search: SearchArgs,
     #[command(flatten)]
     pub one: OneSearchArgs,
+    #[command(flatten)]
+    pub odds: FieldFlags<ReviewOddsFields>,
     /// Print the same JSON the HTTP API returns.
     #[arg(long)]
     pub json: bool,
@@ -67,6 +80,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut body = Body::default();
     args.search.fill(&mut body);
     args.one.fill(&mut body);
+    args.odds.fill(&mut body);
     let Value::Object(given) = body.finish().map_err(|p| flags.invalid(p))? else {
         bail!("the flags did not make a JSON object");
     };
@@ -76,7 +90,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         ..AnalyzeBounds::local(args.search.network.available())
     };
     let request = AnalyzeRequest::from_json(&Value::Object(map), &bounds).map_err(|p| flags.invalid(p))?;
-    let network = args.search.network.load_for(request.search.evaluator.kind)?;
+    let (network, odds) = network_and_odds(&args.search.network, request.search.evaluator.kind, request.odds)?;
     let stop = StopHandle::new();
     stop_on_signals(stop.clone(), STOP_THEN_QUIT);
     let show_bar = !args.json && !args.no_progress && std::io::stderr().is_terminal();
@@ -88,7 +102,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
         );
         bar
     });
-    let answer = request.run(network.as_ref(), &stop, None, |_| {
+    let answer = request.run(network.as_ref(), &odds, &stop, None, |_| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }
@@ -157,6 +171,9 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
         Some(m) => writeln!(out, "largest tile {}, made by move {m}", s.largest_tile.tile)?,
         None => writeln!(out, "largest tile {}, on the first board", s.largest_tile.tile)?,
     }
+    if let Some(odds) = &s.odds {
+        write_odds_losses(out, odds)?;
+    }
     if s.worst.is_empty() {
         writeln!(out, "no move lost anything")?;
         return Ok(());
@@ -180,6 +197,40 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
                 .collect();
             writeln!(out, "  {:>6}{:>7}{:>7}{:>7}", cells[0], cells[1], cells[2], cells[3])?;
         }
+    }
+    Ok(())
+}
+
+/// The review's largest odds losses, one line each: "move 812: played left, best up: cost 6.0 points of 32768".
+fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<()> {
+    let play = &odds.play;
+    if odds.largest_losses.is_empty() {
+        writeln!(
+            out,
+            "reach odds (network {}, depth {}): no move lost any chance of the next milestones",
+            play.network, play.depth
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nlargest odds losses (the default play's chance of the next milestones; network {}, depth {}):",
+        play.network, play.depth
+    )?;
+    for l in &odds.largest_losses {
+        writeln!(
+            out,
+            "move {}: played {}, best {}: cost {:.1} points of {} ({:.1}% after the move played, {:.1}% after the \
+             best, {:.1}% before)",
+            l.index,
+            l.played,
+            l.best,
+            100.0 * l.loss,
+            l.tile,
+            100.0 * l.after_played,
+            100.0 * l.after_best,
+            100.0 * l.before
+        )?;
     }
     Ok(())
 }

@@ -181,13 +181,14 @@ fn review_bench(
         record,
         form: RecordForm::Game,
         contiguous: true,
+        odds: false,
         search: SearchRequest {
             settings: settings.clone(),
             ..request
         },
     };
     let started = Instant::now();
-    let summary = review.review_with(&evaluator, &StopHandle::new(), None, |_| {});
+    let summary = review.review_with(&evaluator, None, &StopHandle::new(), None, |_| {});
     let reviewed = started.elapsed();
     let ratio = reviewed.as_secs_f64() / play.as_secs_f64().max(1e-9);
     let figures = serde_json::json!({

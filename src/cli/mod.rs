@@ -51,7 +51,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Print the statistics of saved `simulate --json` reports, the chunks of one run merged into one.
     Report(simulate::ReportArgs),
-    /// Review a played game: grade every move against the best one, list the worst moves.
+    /// Review a played game: grade every move against the best one, list the worst moves (with --odds, also what each
+    /// move cost in the chance of the next milestones).
     Analyze(analyze::AnalyzeArgs),
     /// Measure search speed on a fixed set of positions from real games.
     Bench(bench::BenchArgs),
@@ -559,7 +560,7 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The network a request needs (`kind`'s, or the learned one for odds) and the odds offered with it.
-fn network_and_odds(
+pub(crate) fn network_and_odds(
     args: &NetworkArgs,
     kind: EvaluatorKind,
     odds: bool,

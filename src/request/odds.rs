@@ -151,9 +151,43 @@ pub fn odds_of(tiles: &Tiles, outcome: &SearchOutcome, model: &OddsModel) -> Odd
     }
 }
 
+/// The model and the network a request's odds come from, once the service was found to offer them.
+#[derive(Clone, Copy, Debug)]
+pub struct OddsGiver<'a> {
+    pub model: &'a OddsModel,
+    pub network: &'a Arc<Network>,
+}
+
+impl<'a> OddsGiver<'a> {
+    /// The model of `source` and the learned network, or the problem at `/odds` saying why the service offers no odds.
+    pub fn new(network: Option<&'a Arc<Network>>, source: &'a OddsSource) -> Result<OddsGiver<'a>, Problem> {
+        let model = source
+            .as_ref()
+            .map_err(|why| Problem::new(ODDS.pointer(), why.to_string()))?;
+        let Some(network) = network else {
+            return Err(Problem::new(ODDS.pointer(), OddsUnavailable::NoNetwork.to_string()));
+        };
+        Ok(OddsGiver { model, network })
+    }
+
+    /// The odds of `tiles`: from `own` (a search of it) when that search is the default play's and completed, else
+    /// from the default play's own search. `None` when that search was stopped before it completed.
+    pub fn odds(&self, tiles: &Tiles, own: Option<&SearchOutcome>, stop: &StopHandle) -> Option<Odds> {
+        let searched;
+        let outcome = match own.filter(|o| complete(o)) {
+            Some(o) => o,
+            None => {
+                searched = default_search(tiles, self.network, stop);
+                &searched
+            }
+        };
+        complete(outcome).then(|| odds_of(tiles, outcome, self.model))
+    }
+}
+
 /// The odds of `tiles` for a request that asked for them: from `own` (the request's search) when it searched as the
 /// default play does and completed, else from the default play's own search. `Err` when the service offers no odds
-/// (at `/odds`, saying why) or the search was stopped before it completed.
+/// (at `/odds`, saying why); `None` when the search was stopped before it completed.
 pub fn answer(
     tiles: &Tiles,
     own: Option<&SearchOutcome>,
@@ -161,19 +195,5 @@ pub fn answer(
     source: &OddsSource,
     stop: &StopHandle,
 ) -> Result<Option<Odds>, Problem> {
-    let model = source
-        .as_ref()
-        .map_err(|why| Problem::new(ODDS.pointer(), why.to_string()))?;
-    let Some(network) = network else {
-        return Err(Problem::new(ODDS.pointer(), OddsUnavailable::NoNetwork.to_string()));
-    };
-    let searched;
-    let outcome = match own.filter(|o| complete(o)) {
-        Some(o) => o,
-        None => {
-            searched = default_search(tiles, network, stop);
-            &searched
-        }
-    };
-    Ok(complete(outcome).then(|| odds_of(tiles, outcome, model)))
+    Ok(OddsGiver::new(network, source)?.odds(tiles, own, stop))
 }

@@ -1,9 +1,11 @@
 'use strict';
 // A test double of the advisor2048 HTTP API for the answers the real service cannot be made to give on demand:
-// every POST is answered with a problem+json error. The happy paths (the real game, the GM path, the playground)
-// use the real `advisor2048 serve`.
+// every POST is answered with a problem+json error, or (mode noOdds) a service that gives no reach odds: a request
+// with "odds" is refused with a 422 at /odds, as an older service or one without an odds model refuses it, and one
+// without is advised "left". The happy paths (the real game, the GM path, the playground) use the real
+// `advisor2048 serve`.
 //
-//   node mock-server.js --mode error503|error422 [--port N]    prints {"port": N} once it listens on 127.0.0.1
+//   node mock-server.js --mode error503|error422|noOdds [--port N]    prints {"port": N} once it listens on 127.0.0.1
 
 const http = require('node:http');
 
@@ -24,11 +26,49 @@ const ANSWERS = {
       errors: [{ pointer: '/board', message: 'mock: every board is rejected' }],
     },
   },
+  // A service that gives no reach odds (noOdds mode): the odds field is refused where it is.
+  oddsRefused: {
+    status: 422,
+    headers: {},
+    body: {
+      title: 'invalid request',
+      detail: 'the request has 1 problem',
+      errors: [{ pointer: '/odds', message: 'mock: no reach odds here' }],
+    },
+  },
 };
+
+/** The noOdds service's answer to a request body: a 422 at /odds when it asks for odds, else "left" for its board. */
+function withoutOdds(body) {
+  if (body && 'odds' in body) {
+    return ANSWERS.oddsRefused;
+  }
+  const moves = ['up', 'down', 'left', 'right'].map((direction, i) => ({
+    direction,
+    legal: true,
+    value: 100 + (direction === 'left' ? 50 : i),
+    reward: 0,
+    board: body && body.board,
+    heuristic: null,
+  }));
+  return {
+    status: 200,
+    headers: {},
+    json: {
+      direction: 'left',
+      game_over: false,
+      board: body && body.board,
+      moves,
+      search: { profile: 'mock', evaluator: 'mock', depth: 1, target_depth: 1, nodes: 4, tt_hits: 0, elapsed_ms: 0.1, truncated: false },
+    },
+  };
+}
 
 function handler(mode) {
   const answer = ANSWERS[mode];
-  if (!answer) throw new Error(`unknown mode ${mode}: expected one of ${Object.keys(ANSWERS).join(', ')}`);
+  if (!answer && mode !== 'noOdds') {
+    throw new Error(`unknown mode ${mode}: expected one of ${Object.keys(ANSWERS).join(', ')}, noOdds`);
+  }
   return (req, res) => {
     res.setHeader('access-control-allow-origin', '*');
     if (req.method === 'OPTIONS') {
@@ -41,10 +81,26 @@ function handler(mode) {
       res.end(JSON.stringify({ status: 'ok', version: 'mock' }));
       return;
     }
-    req.resume();
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      res.writeHead(answer.status, { 'content-type': 'application/problem+json', ...answer.headers });
-      res.end(JSON.stringify({ type: 'about:blank', status: answer.status, ...answer.body }));
+      let a = answer;
+      if (mode === 'noOdds') {
+        let body = null;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch (_) {
+          /* answered as a body without odds */
+        }
+        a = withoutOdds(body);
+      }
+      if (a.json) {
+        res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+        res.end(JSON.stringify(a.json));
+        return;
+      }
+      res.writeHead(a.status, { 'content-type': 'application/problem+json', ...a.headers });
+      res.end(JSON.stringify({ type: 'about:blank', status: a.status, ...a.body }));
     });
   };
 }

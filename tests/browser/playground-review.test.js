@@ -26,8 +26,8 @@ async function post(pathname, body) {
  * A game of `n` moves played through POST /best-move: the search's choice, except at the `bad` moves, where the legal
  * direction it values least; after each move a 2 appears on the first empty cell (row-major), so the record is one game.
  */
-async function gameWithBadMoves(n, bad) {
-  let board = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 2]];
+async function gameWithBadMoves(n, bad, start = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 2]]) {
+  let board = start;
   const moves = [];
   const played = new Map();
   while (moves.length < n) {
@@ -143,6 +143,7 @@ test('playground review: a pasted record with three bad moves, the loss chart, t
     await check(31);
     await page.locator('body').press('ArrowLeft');
     await check(30);
+    await page.locator('#loss-chart').scrollIntoViewIfNeeded();
     const box = await page.locator('#loss-chart').boundingBox();
     const slot = (560 - 8) / 32;
     await page.mouse.click(box.x + 4 + (BAD[1] + 0.5) * slot, box.y + box.height / 2);
@@ -207,6 +208,88 @@ test('playground review: the last auto-played game, a /simulate file, and a reco
     await page.click('#review');
     await page.waitForFunction(() => /\/moves\/1\/direction/.test(document.getElementById('error').textContent));
     await lib.screenshot(page, 'playground-review-error.png');
+    assert.deepEqual(b.errors, [], 'page errors');
+  } finally {
+    await b.close();
+  }
+});
+
+test('playground review with reach odds: the chance-over-moves chart with one point a move, each move\'s milestones ' +
+  'and the largest odds losses one click away', { timeout: 120_000 }, async () => {
+  // From a mid-game board (4096, 2048, 1024 and 512 along the top): the next milestones are 8192 and 16384.
+  const start = [[4096, 2048, 1024, 512], [0, 0, 0, 0], [0, 0, 2, 4], [0, 0, 0, 2]];
+  const BAD = [12, 30, 47];
+  const N = 60;
+  const { moves } = await gameWithBadMoves(N, BAD, start);
+  const direct = await post('/analyze', Object.assign({ moves, odds: true }, SEARCH));
+  assert.ok(direct.summary.odds.largest_losses.length > 0, 'the bad moves cost no chance');
+  const b = await openPlayground();
+  try {
+    const { page } = b;
+    assert.equal(await page.isChecked('#odds'), true, 'the odds are asked for by default');
+    await page.fill('#record', JSON.stringify({ moves }));
+    await page.click('#review');
+    await waitReviewOrError(page);
+    assert.equal(await page.isVisible('#error'), false, `review failed: ${await page.textContent('#error')}`);
+    const sent = JSON.parse((await page.textContent('#last-request')).replace(/^POST \/analyze\n/, ''));
+    assert.equal(sent.odds, true);
+
+    // The chart: one point a move, at the chance of the next milestone after the move played.
+    assert.equal(await page.isVisible('#odds-chart'), true);
+    const points = await page.$$eval('#odds-chart circle[data-i]', (cs) =>
+      cs.map((c) => ({ i: Number(c.dataset.i), tile: Number(c.dataset.tile), chance: Number(c.dataset.chance), cy: Number(c.getAttribute('cy')) })));
+    assert.equal(points.length, N);
+    points.forEach((p, i) => {
+      const first = direct.moves[i].odds[0];
+      assert.deepEqual([p.i, p.tile, p.chance], [i, first.tile, first.after_played], `move ${i}`);
+    });
+    // A higher chance is drawn higher.
+    const [lo, hi] = [points.reduce((a, p) => (p.chance < a.chance ? p : a)), points.reduce((a, p) => (p.chance > a.chance ? p : a))];
+    if (hi.chance > lo.chance) assert.ok(hi.cy < lo.cy, `${JSON.stringify(hi)} is not above ${JSON.stringify(lo)}`);
+    assert.ok(await page.locator('#odds-chart polyline.run').count() >= 1, 'no line through the points');
+
+    // The largest odds losses, in the answer's order, each one click away with what the move cost.
+    const listed = direct.summary.odds.largest_losses;
+    const buttons = await page.$$eval('#review-odds-losses button', (bs) => bs.map((x) => Number(x.dataset.i)));
+    assert.deepEqual(buttons, listed.map((l) => l.index));
+    for (const l of listed) {
+      await page.click(`#review-odds-losses button[data-i="${l.index}"]`);
+      assert.equal(await page.textContent('#step-label'), `move ${l.index + 1} of ${N}`);
+      const shown = await page.textContent('#review-odds');
+      assert.ok(shown.includes(`this move cost ${(100 * l.loss).toFixed(1)} points of ${l.tile}`), shown);
+    }
+    // Each move's milestones: the chance before, after the move played and after the best.
+    await page.click('#step-first');
+    const first = direct.moves[0];
+    const milestones = await page.$$eval('#review-odds [data-tile]', (ds) => ds.map((d) => Number(d.dataset.tile)));
+    assert.deepEqual(milestones, first.odds.map((x) => x.tile));
+    assert.deepEqual(milestones, [8192, 16384]);
+    const text = await page.textContent('#review-odds');
+    const pct = (p) => `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`;
+    for (const x of first.odds) {
+      assert.ok(text.includes(`${pct(x.before)} before the move`), `${text} lacks ${x.before}`);
+    }
+    // A click on the chart goes to the move under it.
+    await page.locator('#odds-chart').scrollIntoViewIfNeeded();
+    const box = await page.locator('#odds-chart').boundingBox();
+    const slot = (560 - 8) / N;
+    await page.mouse.click(box.x + 4 + (BAD[1] + 0.5) * slot, box.y + box.height / 2);
+    assert.equal(await page.textContent('#step-label'), `move ${BAD[1] + 1} of ${N}`);
+    assert.equal(await page.$eval('#odds-cursor', (e) => Number(e.getAttribute('x1')).toFixed(1)), (4 + (BAD[1] + 0.5) * slot).toFixed(1));
+
+    await page.click(`#review-odds-losses button[data-i="${listed[0].index}"]`);
+    await lib.screenshot(page, 'playground-odds.png');
+    if (process.env.ADVISOR_DOCS_SCREENSHOT) {
+      // The picture of docs/odds.md: `ADVISOR_DOCS_SCREENSHOT=1 bash tests/browser/run.sh` refreshes it.
+      await page.screenshot({ path: path.join(lib.REPO, 'docs', 'playground-odds.png'), fullPage: true });
+    }
+
+    // Without the box ticked the review asks for no odds and shows none.
+    await page.uncheck('#odds');
+    await page.click('#review');
+    await page.waitForFunction(() => !/"odds"/.test(document.getElementById('last-request').textContent));
+    await page.waitForFunction(() => document.getElementById('odds-review').hidden);
+    assert.equal(await page.isVisible('#odds-losses-view'), false);
     assert.deepEqual(b.errors, [], 'page errors');
   } finally {
     await b.close();

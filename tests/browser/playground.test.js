@@ -44,6 +44,28 @@ test('playground: the example board, classic, depth 3 -> right, with the value c
     assert.match(await page.textContent('#breakdown-title'), /after right/);
     assert.match(await page.textContent('#breakdown thead'), /classic/);
     assert.match(await page.textContent('#stats'), /depth 3/);
+
+    // The reach odds per direction (the default play's, asked for by default): the service's own chances, the
+    // position's row first, the next two milestones (2048 and 4096) shaded.
+    const direct = await (await fetch(`${lib.advisorUrl()}/best-move`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ board: JSON.parse(EXAMPLE), profile: 'classic', depth: 3, odds: true }),
+    })).json();
+    assert.equal(await page.isVisible('#odds-table'), true);
+    const oddsRows = await page.$$eval('#odds-table tbody tr', (trs) =>
+      trs.map((tr) => ({ dir: tr.dataset.dir, cells: [...tr.cells].slice(1).map((td) => td.textContent) })));
+    assert.deepEqual(oddsRows.map((r) => r.dir), ['position', 'up', 'down', 'left', 'right']);
+    const pct = (p) => `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`;
+    assert.deepEqual(oddsRows[0].cells, direct.odds.chances.map((c) => pct(c.chance)));
+    for (const r of oddsRows.slice(1)) {
+      const m = direct.moves.find((x) => x.direction === r.dir);
+      assert.deepEqual(r.cells, m.legal ? m.odds.map((c) => pct(c.chance)) : Array(6).fill('\u2014'), r.dir);
+      if (m.legal) assert.ok(r.cells.every((c) => /^\d+(\.\d)?%$/.test(c)), `${r.dir}: ${r.cells}`);
+    }
+    const shaded = await page.$$eval('#odds-table thead th.next', (ths) => ths.map((th) => th.textContent));
+    assert.deepEqual(shaded, ['2048', '4096']);
+    assert.match(await page.textContent('#odds-caption'), /default play \(learned, depth 5/);
     await lib.screenshot(page, 'playground.png');
     assert.deepEqual(b.errors, [], 'page errors');
   } finally {

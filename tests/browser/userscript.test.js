@@ -385,6 +385,16 @@ test('hint shows the advice without pressing a key, and typing in the panel does
     const chosen = await page.locator('#advisor2048-panel .bar.chosen').getAttribute('data-dir');
     const heuristicRows = await page.locator('#advisor2048-panel [data-out=heuristic] tr').count();
     assert.match(await lib.panelStatus(page), new RegExp(`^hint: ${chosen}`));
+    // Beside the advice, the chance of the next two milestones after it: a fresh game lacks 2048 and 4096.
+    const hinted = await lib.panelStatus(page);
+    assert.match(hinted, new RegExp(`^hint: ${chosen} . \u00b7 2048 \\d+(\\.\\d)?% \u00b7 4096 \\d+(\\.\\d)?%$`), hinted);
+    const shownOdds = await page.locator('#advisor2048-panel [data-out=odds]').textContent();
+    assert.match(shownOdds, new RegExp(`^chance after ${chosen}: 2048 \\d+(\\.\\d)?% \u00b7 4096 \\d+(\\.\\d)?%$`), shownOdds);
+    // The percentages are the service's chances after the advised move.
+    const answer = await page.evaluate(() => window.__advisor2048.state.lastAnswer);
+    const advised = answer.moves.find((m) => m.direction === chosen);
+    const p2048 = advised.odds.find((c) => c.tile === 2048).chance;
+    assert.ok(hinted.includes(`2048 ${(100 * p2048).toFixed(p2048 < 0.1 ? 1 : 0)}%`), `${hinted} vs ${p2048}`);
     await lib.screenshot(page, 'hint.png');
     // "wasd" and arrows typed into the depth field stay in the panel; the bad depth is named.
     const depth = page.locator('#advisor2048-panel [data-set=depth]');
@@ -402,5 +412,37 @@ test('hint shows the advice without pressing a key, and typing in the panel does
     assert.deepEqual(r.board, before);
   } finally {
     await b.close();
+  }
+});
+
+test('hint from a service without reach odds (a 422 at /odds): the advice without chances, no error, asked once', {
+  timeout: 60_000,
+}, async () => {
+  const server = await mock.start('noOdds');
+  const service = `http://127.0.0.1:${server.address().port}`;
+  const b = await lib.openBrowser();
+  try {
+    const { page } = b;
+    const bodies = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(service) && r.method() === 'POST') bodies.push(JSON.parse(r.postData()));
+    });
+    await lib.prepareGamePage(page, Object.assign({}, FAST, { serviceUrl: service }));
+    await lib.loadGameWithUserscript(page, game.url);
+    for (const asked of [2, 3]) {
+      await page.locator('#advisor2048-panel [data-act=hint]').click();
+      await lib.waitUntil(async () => bodies.length >= asked && !(await page.evaluate(() => window.__advisor2048.state.busy)), 10_000);
+      const status = await lib.panelStatus(page);
+      assert.equal(status, `hint: left \u2190`, status);
+      assert.equal(await page.locator('#advisor2048-panel [data-out=odds]').textContent(), '');
+    }
+    // The first hint asked with odds, was refused at /odds and asked again without; the second did not ask for odds.
+    assert.deepEqual(bodies.map((x) => 'odds' in x), [true, false, false]);
+    assert.match(await page.evaluate(() => window.__advisor2048.state.oddsRefused), /\/odds mock: no reach odds here/);
+    assert.equal((await collect(page)).keys.length, 0);
+    assert.deepEqual(b.errors, [], 'page errors');
+  } finally {
+    await b.close();
+    await new Promise((res) => server.close(res));
   }
 });

@@ -18,8 +18,8 @@ use advisor2048::server::{AppState, ServerConfig};
 use common::{cli, post, TestServer};
 use serde_json::{json, Value};
 
-/// The shipped network, loaded once for the tests of this file.
-fn shipped_network() -> Arc<Network> {
+/// The shipped network, loaded once for the tests of this file and of the review with odds.
+pub(crate) fn shipped_network() -> Arc<Network> {
     static NET: OnceLock<Arc<Network>> = OnceLock::new();
     NET.get_or_init(|| Arc::new(ntuple::shipped::load().expect("the shipped network loads")))
         .clone()

@@ -17,6 +17,7 @@ mod http_analyze;
 mod http_api;
 mod http_learned;
 mod http_odds;
+mod http_review_odds;
 mod ntuple;
 mod request_parity;
 mod search_golden;

@@ -5,7 +5,7 @@
 use crate::common;
 
 use advisor2048::eval::{ClassicWeights, EvaluatorKind, TunedWeights};
-use advisor2048::request::analyze::{ANALYZE, RECORD_FIELDS};
+use advisor2048::request::analyze::{ANALYZE, RECORD_FIELDS, REVIEW_ODDS_FIELDS};
 use advisor2048::request::field::{self, Absent, Accepts, Field};
 use advisor2048::request::odds::ODDS_FIELDS;
 use advisor2048::request::{
@@ -246,7 +246,11 @@ fn every_declared_field_is_in_the_spec_as_declared() {
         ("BestMoveRequest", &[SEARCH, ONE_SEARCH, ODDS_FIELDS], &["board"]),
         ("SimulateRequest", &[SIMULATE, SEARCH], &["board"]),
         ("EvaluateRequest", &[EVALUATE, ODDS_FIELDS], &["board"]),
-        ("AnalyzeRequest", &[ANALYZE, SEARCH, ONE_SEARCH], RECORD_FIELDS),
+        (
+            "AnalyzeRequest",
+            &[ANALYZE, SEARCH, ONE_SEARCH, REVIEW_ODDS_FIELDS],
+            RECORD_FIELDS,
+        ),
     ];
     let mut problems = Vec::new();
     for (request, sets, not_declared) in kinds {
@@ -348,7 +352,9 @@ fn thousands(n: u64) -> String {
 
 #[test]
 fn the_analyze_bounds_grades_and_defaults_in_the_spec_are_the_code_s() {
-    use advisor2048::request::analyze::{Grade, GRADE_LIMITS, MAX_RECORD_PROBLEMS, MIN_ANALYZE_MOVES, WORST_MOVES};
+    use advisor2048::request::analyze::{
+        Grade, GRADE_LIMITS, LARGEST_ODDS_LOSSES, MAX_RECORD_PROBLEMS, MIN_ANALYZE_MOVES, NEXT_MILESTONES, WORST_MOVES,
+    };
     for name in ["RecordMoves", "AnalyzeDirections"] {
         assert_eq!(schema(name)["minItems"].as_u64(), Some(MIN_ANALYZE_MOVES), "{name}");
         assert_eq!(
@@ -369,6 +375,14 @@ fn the_analyze_bounds_grades_and_defaults_in_the_spec_are_the_code_s() {
     assert_eq!(
         schema("AnalyzeSummary")["properties"]["worst"]["maxItems"].as_u64(),
         Some(WORST_MOVES as u64)
+    );
+    assert_eq!(
+        schema("ReviewOdds")["properties"]["largest_losses"]["maxItems"].as_u64(),
+        Some(LARGEST_ODDS_LOSSES as u64)
+    );
+    assert_eq!(
+        schema("MoveReview")["properties"]["odds"]["maxItems"].as_u64(),
+        Some(NEXT_MILESTONES as u64)
     );
     assert_eq!(names(&schema("Grade")["enum"]), Grade::NAMES);
     let analyze = common::openapi()["paths"]["/analyze"]["post"]["description"]

@@ -95,12 +95,7 @@ mod tests {
     use crate::eval::odds::TILES;
 
     fn model() -> OddsModel {
-        let fitted_for = FittedFor {
-            network: "0123456789abcdef".to_owned(),
-            profile: "learned".to_owned(),
-            depth: 5,
-            prob_cutoff: 0.0001,
-        };
+        let fitted_for = crate::eval::odds::test_play();
         let tiles = TILES
             .iter()
             .map(|&tile| TileModel {

@@ -324,6 +324,17 @@ impl OddsModel {
     }
 }
 
+/// A play for the tests of the odds: a made-up network checksum at the default settings.
+#[cfg(test)]
+pub(crate) fn test_play() -> FittedFor {
+    FittedFor {
+        network: "0123456789abcdef".to_owned(),
+        profile: "learned".to_owned(),
+        depth: 5,
+        prob_cutoff: 0.0001,
+    }
+}
+
 fn describe(s: &FittedFor) -> String {
     format!("profile {}, depth {}, cut-off {}", s.profile, s.depth, s.prob_cutoff)
 }
@@ -365,12 +376,7 @@ mod tests {
     use super::*;
 
     fn model(weights: Vec<f64>) -> OddsModel {
-        let fitted_for = FittedFor {
-            network: "0123456789abcdef".to_owned(),
-            profile: "learned".to_owned(),
-            depth: 5,
-            prob_cutoff: 0.0001,
-        };
+        let fitted_for = test_play();
         let tiles = TILES
             .iter()
             .map(|&tile| TileModel {

@@ -3,6 +3,7 @@
 
 use serde::{Serialize, Serializer};
 
+use super::odds::MilestoneOdds;
 use super::RecordedMove;
 use crate::engine::Direction;
 use crate::names::named_enum;
@@ -86,6 +87,10 @@ pub struct MoveReview {
     pub forced: bool,
     /// Plies of the search's deepest completed iteration.
     pub depth: u32,
+    /// With `"odds": true`: the chances of the board's next milestones before the move, after the move played and
+    /// after the best move, and what the move cost ([`MilestoneOdds`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub odds: Option<Vec<MilestoneOdds>>,
 }
 
 impl MoveReview {
@@ -123,6 +128,7 @@ impl MoveReview {
             grade,
             forced: legal == 1,
             depth: outcome.stats.depth,
+            odds: None,
         }
     }
 }

@@ -25,6 +25,13 @@
 //! [`TIE_RELATIVE`] of each other are ties; a forced move is always best), else `good` up to 1%, `inaccuracy` up
 //! to 5%, `mistake` up to 20%, `blunder` beyond.
 //!
+//! # Odds
+//! With `"odds": true` each graded move also carries the chance that the default play makes the board's next two
+//! milestones (the tiles from 2048 to 65536 it does not hold yet) before the move, after the move played and after
+//! the best move, and the chance the move played cost; the summary lists the game's largest such losses. The chances
+//! are read from the search values the review already has when it searched as the default play does, else from the
+//! default play's search of the same board ([`MilestoneOdds`], [`ReviewOdds`]).
+//!
 //! # Bounds
 //! A server reviews at most [`AnalyzeBounds::max_moves`] moves per request (`--max-analyze-moves`), each search's
 //! budget at most [`AnalyzeBounds::move_budget`]; the caller adds a wall-clock limit and a stop handle, and a review
@@ -32,16 +39,20 @@
 //!
 //! # Where it lives
 //! This file holds the request (its fields, bounds and reading); the record's forms and checks are in `record`,
-//! reading each form in `reader`, a move's grade in `grade`, the running figures and the summary in `summary`, and
-//! the review itself, move by move as the streamed answer hands them on, in `review`.
+//! reading each form in `reader`, a move's grade in `grade`, its reach odds in `odds`, the running figures and the
+//! summary in `summary`, and the review itself, move by move as the streamed answer hands them on, in `review`.
 
 mod grade;
+mod odds;
 mod reader;
 mod record;
 mod review;
 mod summary;
 
 pub use grade::{DirectionValues, Grade, MoveReview, GRADE_LIMITS, TIE_RELATIVE};
+pub use odds::{
+    milestone_odds, next_milestones, MilestoneOdds, OddsLoss, ReviewOdds, LARGEST_ODDS_LOSSES, NEXT_MILESTONES,
+};
 pub use reader::GAME_RECORD_FIELDS;
 pub use record::{spawn_problem, RecordForm, RecordedMove, MAX_RECORD_PROBLEMS, MIN_ANALYZE_MOVES};
 pub use review::AnalyzeResponse;
@@ -74,6 +85,18 @@ pub const CONTIGUOUS: Field = Field {
 
 /// The fields of `/analyze` beside the record and the search ([`SEARCH`], [`ONE_SEARCH`]).
 pub const ANALYZE: &[&Field] = &[&CONTIGUOUS];
+
+/// `odds` of a review: add the reach odds of the next milestones to every move (the field of `/best-move` and
+/// `/evaluate`, [`super::odds::ODDS`], with a review's meaning).
+pub const REVIEW_ODDS: Field = Field {
+    help: "Add to each move the chance that the default play makes the board's next two milestones (from 2048 to \
+           65536) before the move, after the move played and after the best move, and what the move cost; the \
+           summary lists the game's largest odds losses",
+    ..super::odds::ODDS
+};
+
+/// The odds field of `/analyze` (a flag of `advisor2048 analyze`, not a field of its file).
+pub const REVIEW_ODDS_FIELDS: &[&Field] = &[&REVIEW_ODDS];
 
 /// What an `/analyze` request may ask for where it runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,6 +131,9 @@ pub struct AnalyzeRequest {
     /// maximum); its seed is combined with the move's index ([`move_seed`](crate::sim::move_seed)), so a review is
     /// reproducible.
     pub search: SearchRequest,
+    /// Add the reach odds of the board's next milestones to every graded move and the largest odds losses to the
+    /// summary ([`MilestoneOdds`], [`ReviewOdds`]).
+    pub odds: bool,
 }
 
 impl AnalyzeRequest {
@@ -115,13 +141,16 @@ impl AnalyzeRequest {
     pub fn from_json(body: &Value, bounds: &AnalyzeBounds) -> Result<AnalyzeRequest, Problems> {
         let mut problems = Problems::default();
         let mut known = RECORD_FIELDS.to_vec();
-        known.extend(field::names(&[ANALYZE, SEARCH, ONE_SEARCH]));
+        known.extend(field::names(&[ANALYZE, SEARCH, ONE_SEARCH, REVIEW_ODDS_FIELDS]));
         let Some(map) = body_object(body, &known, &mut problems) else {
             return Err(problems);
         };
         let contiguous = CONTIGUOUS
             .read_bool(map, &mut problems)
             .unwrap_or(CONTIGUOUS.absent_bool());
+        let odds = REVIEW_ODDS
+            .read_bool(map, &mut problems)
+            .unwrap_or(REVIEW_ODDS.absent_bool());
         let record = read_record(map, bounds.max_moves, contiguous, &mut problems);
         let search_bounds = SearchBounds {
             max_budget: bounds.search.max_budget.min(bounds.move_budget),
@@ -135,6 +164,7 @@ impl AnalyzeRequest {
             form,
             contiguous,
             search,
+            odds,
         })
     }
 }

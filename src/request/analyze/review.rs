@@ -6,10 +6,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::odds::milestone_odds;
 use super::summary::Tally;
 use super::{AnalyzeRequest, AnalyzeSummary, MoveReview};
 use crate::engine::Tiles;
 use crate::eval::{AnyEvaluator, Network};
+use crate::request::odds::{searches_as_default_play, OddsGiver, OddsSource};
 use crate::request::Problem;
 use crate::search::{search, Depth, RunSettings, SearchOutcome, SearchSettings, StopHandle};
 use crate::sim::move_seed;
@@ -25,29 +27,37 @@ pub struct AnalyzeResponse {
 impl AnalyzeRequest {
     /// Reviews the game with the request's evaluator (`network` is the `ntuple` evaluator's), handing each graded
     /// move to `on_move` as soon as it is graded, until every move is graded, `stop` trips or `deadline` passes
-    /// (the search under way is cut there). Returns the summary; a missing network is a problem at the field that
-    /// asked for it, before any move is searched.
+    /// (the search under way is cut there); with `odds`, each move carries its reach odds from `odds`. Returns the
+    /// summary; a missing network, or odds the service cannot give, is a problem at the field that asked for it,
+    /// before any move is searched.
     pub fn review(
         &self,
         network: Option<&Arc<Network>>,
+        odds: &OddsSource,
         stop: &StopHandle,
         deadline: Option<Instant>,
         on_move: impl FnMut(&MoveReview),
     ) -> Result<AnalyzeSummary, Problem> {
         let evaluator = self.search.evaluator.build(network)?;
-        Ok(self.review_with(&evaluator, stop, deadline, on_move))
+        let giver = if self.odds {
+            Some(OddsGiver::new(network, odds)?)
+        } else {
+            None
+        };
+        Ok(self.review_with(&evaluator, giver, stop, deadline, on_move))
     }
 
     /// [`AnalyzeRequest::review`], keeping every graded move: the document answer.
     pub fn run(
         &self,
         network: Option<&Arc<Network>>,
+        odds: &OddsSource,
         stop: &StopHandle,
         deadline: Option<Instant>,
         mut on_move: impl FnMut(&MoveReview),
     ) -> Result<AnalyzeResponse, Problem> {
         let mut moves = Vec::with_capacity(self.record.len());
-        let summary = self.review(network, stop, deadline, |m| {
+        let summary = self.review(network, odds, stop, deadline, |m| {
             on_move(m);
             moves.push(m.clone());
         })?;
@@ -55,10 +65,12 @@ impl AnalyzeRequest {
     }
 
     /// [`AnalyzeRequest::review`] with an evaluator already built (from [`AnalyzeRequest::search`]; `advisor2048
-    /// bench` reviews with the evaluator it played with).
+    /// bench` reviews with the evaluator it played with) and, for the odds, their giver (`None`: no odds). A move
+    /// whose odds search was stopped is not graded: the review ends there, like one whose own search was.
     pub fn review_with(
         &self,
         evaluator: &AnyEvaluator,
+        odds: Option<OddsGiver<'_>>,
         stop: &StopHandle,
         deadline: Option<Instant>,
         mut on_move: impl FnMut(&MoveReview),
@@ -67,6 +79,8 @@ impl AnalyzeRequest {
         let mut settings = self.search.settings.clone();
         settings.run.stop_at = deadline;
         let base_seed = settings.seed;
+        // The review's own search lends its values to the odds when it is the default play's search.
+        let own_is_default_play = searches_as_default_play(&settings, &self.search.evaluator);
         let mut tally = Tally::default();
         for (i, m) in self.record.iter().enumerate() {
             if stop.is_stopped() || deadline.is_some_and(|d| Instant::now() >= d) {
@@ -76,12 +90,21 @@ impl AnalyzeRequest {
             let Some(outcome) = graded_search(&m.board, evaluator, &settings, stop, deadline) else {
                 break;
             };
-            let review = MoveReview::new(i as u64, m, &outcome);
+            let mut review = MoveReview::new(i as u64, m, &outcome);
+            if let Some(giver) = &odds {
+                let own = own_is_default_play.then_some(&outcome);
+                let Some(found) = giver.odds(&m.board, own, stop) else {
+                    break;
+                };
+                let best = outcome.best.unwrap_or(m.direction);
+                review.odds = Some(milestone_odds(&m.board, &found, m.direction, best, review.grade));
+            }
             tally.nodes += outcome.stats.nodes;
             tally.add(&review);
             on_move(&review);
         }
-        tally.summary(&self.record, evaluator, &settings, started.elapsed())
+        let odds_play = odds.map(|giver| giver.model.fitted_for.clone());
+        tally.summary(&self.record, evaluator, &settings, started.elapsed(), odds_play)
     }
 }
 

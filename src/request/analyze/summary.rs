@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::odds::{OddsLoss, ReviewOdds, LARGEST_ODDS_LOSSES};
 use super::{Grade, MoveReview, RecordedMove};
+use crate::eval::odds::FittedFor;
 use crate::eval::{AnyEvaluator, Evaluator};
 use crate::request::Rows;
 use crate::search::SearchSettings;
@@ -87,6 +89,9 @@ pub struct AnalyzeSummary {
     /// Moves tried at move nodes, over every search of the review.
     pub nodes: u64,
     pub elapsed_ms: f64,
+    /// With `"odds": true`: the play the chances predict and the game's largest odds losses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub odds: Option<ReviewOdds>,
 }
 
 /// The running figures of a review.
@@ -98,8 +103,20 @@ pub(super) struct Tally {
     total_loss: f64,
     capped_relative: f64,
     worst: Vec<WorstMove>,
+    odds_losses: Vec<OddsLoss>,
     /// Moves tried at move nodes, over every search so far.
     pub(super) nodes: u64,
+}
+
+/// Inserts `item` into `list` (largest `key` first, at most `limit` long) when it is among the `limit` largest; an
+/// equal key keeps the earlier item ahead. Items whose key is not above 0 are left out.
+fn keep_largest<T>(list: &mut Vec<T>, item: T, key: impl Fn(&T) -> f64, limit: usize) {
+    let k = key(&item);
+    if k > 0.0 && (list.len() < limit || list.last().is_some_and(|last| k > key(last))) {
+        let at = list.partition_point(|x| key(x) >= k);
+        list.insert(at, item);
+        list.truncate(limit);
+    }
 }
 
 impl Tally {
@@ -109,32 +126,34 @@ impl Tally {
         self.grades.add(m.grade);
         self.total_loss += m.loss;
         self.capped_relative += m.relative_loss.min(1.0);
-        if m.loss > 0.0 && (self.worst.len() < WORST_MOVES || self.worst.last().is_some_and(|w| m.loss > w.loss)) {
-            // Largest loss first; an equal loss keeps the earlier move ahead.
-            let at = self.worst.partition_point(|w| w.loss >= m.loss);
-            self.worst.insert(
-                at,
-                WorstMove {
-                    index: m.index,
-                    board: m.board,
-                    played: m.played,
-                    best: m.best,
-                    loss: m.loss,
-                    relative_loss: m.relative_loss,
-                    grade: m.grade,
-                },
-            );
-            self.worst.truncate(WORST_MOVES);
+        let worst = WorstMove {
+            index: m.index,
+            board: m.board,
+            played: m.played,
+            best: m.best,
+            loss: m.loss,
+            relative_loss: m.relative_loss,
+            grade: m.grade,
+        };
+        keep_largest(&mut self.worst, worst, |w| w.loss, WORST_MOVES);
+        if let Some(lost) = m
+            .odds
+            .as_deref()
+            .and_then(|odds| OddsLoss::of_move(m.index, m.played, m.best, odds))
+        {
+            keep_largest(&mut self.odds_losses, lost, |l| l.loss, LARGEST_ODDS_LOSSES);
         }
     }
 
-    /// The summary of a review of `record` whose graded moves were added.
+    /// The summary of a review of `record` whose graded moves were added; `odds_play` is the play of the odds when
+    /// the review gave them.
     pub(super) fn summary(
         self,
         record: &[RecordedMove],
         evaluator: &AnyEvaluator,
         settings: &SearchSettings,
         elapsed: Duration,
+        odds_play: Option<FittedFor>,
     ) -> AnalyzeSummary {
         let graded = self.graded as f64;
         let per_move = |x: f64| (self.graded > 0).then(|| x / graded);
@@ -156,6 +175,10 @@ impl Tally {
             target_depth: settings.depth.plies_for(&first),
             nodes: self.nodes,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
+            odds: odds_play.map(|play| ReviewOdds {
+                play,
+                largest_losses: self.odds_losses,
+            }),
         }
     }
 }
@@ -235,6 +258,7 @@ mod tests {
                 grade: Grade::Mistake,
                 forced: false,
                 depth: 1,
+                odds: None,
             });
         }
         let worst: Vec<u64> = tally.worst.iter().map(|w| w.index).collect();

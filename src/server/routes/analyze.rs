@@ -35,9 +35,10 @@ pub async fn handle(
     let (sender, receiver) = line_queue(&state);
     let running = start_search(&state, threads, move |stop| -> Result<Option<Bytes>, ApiError> {
         let network = metrics_state.network.as_ref();
+        let odds = &metrics_state.odds;
         let deadline = Some(Instant::now() + limit);
         if stream {
-            let summary = request.review(network, stop, deadline, |m| {
+            let summary = request.review(network, odds, stop, deadline, |m| {
                 if !sender.send_json(m) {
                     stop.stop();
                 }
@@ -46,7 +47,7 @@ pub async fn handle(
             sender.send_json(&serde_json::json!({ "summary": &summary }));
             return Ok(None);
         }
-        let answer = request.run(network, stop, deadline, |_| {})?;
+        let answer = request.run(network, odds, stop, deadline, |_| {})?;
         metrics_state.metrics.record_search(answer.summary.nodes);
         serde_json::to_vec(&answer)
             .map(|document| Some(Bytes::from(document)))
