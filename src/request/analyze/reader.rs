@@ -24,6 +24,7 @@ pub const GAME_RECORD_FIELDS: &[&str] = &[
     "game_over",
     "trace",
     "elapsed_ms",
+    "cpu_ms",
     "depths",
 ];
 

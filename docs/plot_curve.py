@@ -1,0 +1,58 @@
+"""Draws the strength-against-time curve: the 32768 rate (with its 95% Wilson interval) and the mean score of each
+`simulate` run against its mean time per move, as a PNG.
+
+    python3 docs/plot_curve.py docs/strength-time.png LABEL=REPORT.json ...
+
+Each REPORT is an `advisor2048 simulate --json` or `advisor2048 report --json` output; its time per move is the
+summary's `cpu_ms_per_move` (the CPU time of the game threads: runs counted on the CPU clock hold it to their budget),
+or `ms_per_move` for a report without it. Labels starting with "budget" are drawn as one series, the others (fixed
+depths) as another. Needs matplotlib (pip install matplotlib).
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def point(label: str, path: str) -> dict:
+    with open(path) as f:
+        s = json.load(f)["summary"]
+    rate = next(r for r in s["reach"] if r["tile"] == 32768)
+    ms = s.get("cpu_ms_per_move") or s["ms_per_move"]
+    return dict(label=label, ms=ms, rate=rate["rate"], low=rate["ci_low"], high=rate["ci_high"],
+                games=rate["games"], mean=s["mean_score"])
+
+
+def main(out: str, specs: list) -> None:
+    points = [point(*spec.split("=", 1)) for spec in specs]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for series, marker in (("budget", "o"), ("depth", "s")):
+        pts = sorted((p for p in points if p["label"].startswith("budget") == (series == "budget")),
+                     key=lambda p: p["ms"])
+        if not pts:
+            continue
+        xs = [p["ms"] for p in pts]
+        ax1.errorbar(xs, [100 * p["rate"] for p in pts],
+                     yerr=[[100 * (p["rate"] - p["low"]) for p in pts], [100 * (p["high"] - p["rate"]) for p in pts]],
+                     marker=marker, capsize=3, label="time budget" if series == "budget" else "fixed depth")
+        ax2.plot(xs, [p["mean"] for p in pts], marker=marker, label="time budget" if series == "budget" else "fixed depth")
+        for p in pts:
+            ax1.annotate(f"{p['label']} ({p['games']})", (p["ms"], 100 * p["rate"]), textcoords="offset points",
+                         xytext=(4, -12), fontsize=7)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_xlabel("mean CPU time per move (ms, log scale)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    ax1.set_ylabel("games reaching 32768 (%), 95% interval")
+    ax2.set_ylabel("mean score")
+    fig.suptitle("advisor2048 profile learned, shipped network 90d6b7a5db066a49, seed 7001, 2 games in parallel on 2 cores")
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
