@@ -5,7 +5,8 @@
 
 Each REPORT is an `advisor2048 simulate --json` or `advisor2048 report --json` output; its time per move is the
 summary's `cpu_ms_per_move` (the CPU time of the game threads: runs counted on the CPU clock hold it to their budget),
-or `ms_per_move` for a report without it. Labels starting with "budget" are drawn as one series, the others (fixed
+or `ms_per_move` for a report without it, or the figure given after the file (`LABEL=REPORT.json@0.12`: a run
+played before `cpu_ms` was kept, beside other work, timed by `advisor2048 bench` instead). Labels starting with "budget" are drawn as one series, the others (fixed
 depths) as another. Needs matplotlib (pip install matplotlib).
 """
 import json
@@ -17,11 +18,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def point(label: str, path: str) -> dict:
+def point(label: str, spec: str) -> dict:
+    path, _, given_ms = spec.partition("@")
     with open(path) as f:
         s = json.load(f)["summary"]
     rate = next(r for r in s["reach"] if r["tile"] == 32768)
-    ms = s.get("cpu_ms_per_move") or s["ms_per_move"]
+    ms = float(given_ms) if given_ms else (s.get("cpu_ms_per_move") or s["ms_per_move"])
     return dict(label=label, ms=ms, rate=rate["rate"], low=rate["ci_low"], high=rate["ci_high"],
                 games=rate["games"], mean=s["mean_score"])
 
@@ -49,7 +51,7 @@ def main(out: str, specs: list) -> None:
         ax.legend(fontsize=8)
     ax1.set_ylabel("games reaching 32768 (%), 95% interval")
     ax2.set_ylabel("mean score")
-    fig.suptitle("advisor2048 profile learned, shipped network 90d6b7a5db066a49, seed 7001, 2 games in parallel on 2 cores")
+    fig.suptitle("advisor2048 profile learned, shipped network 90d6b7a5db066a49 (self-play, complete games; label: run (games))")
     fig.tight_layout()
     fig.savefig(out, dpi=90)
 
