@@ -124,6 +124,16 @@ impl Board {
         m as u8
     }
 
+    /// Whether some cell's exponent is above `exponent`: `max_exponent() > exponent` without finding the maximum
+    /// (self-play asks it after every move, and the answer is nearly always no). Each nibble gets its own byte, where
+    /// adding `15 - exponent` carries into bit 4 exactly when the nibble is above `exponent`, and no byte overflows.
+    #[inline]
+    pub fn any_exponent_above(self, exponent: u8) -> bool {
+        const NIBBLES: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+        let add = u64::from(15 - exponent.min(15)) * 0x0101_0101_0101_0101;
+        (((self.0 & NIBBLES) + add) | (((self.0 >> 4) & NIBBLES) + add)) & 0x1010_1010_1010_1010 != 0
+    }
+
     /// Sum of the tile values.
     pub fn tile_sum(self) -> u64 {
         self.exponents().iter().filter(|&&e| e > 0).map(|&e| 1u64 << e).sum()
@@ -243,9 +253,20 @@ impl Board {
         self.slide(dir).0 != self
     }
 
-    /// True when no move changes the board.
+    /// True when no move changes the board. Without sliding: a board with an empty cell and a tile has a tile next
+    /// to an empty cell, which can move into it, so only the empty board and full boards without two equal
+    /// neighbours are over (self-play asks before every move).
+    #[inline]
     pub fn is_game_over(self) -> bool {
-        Direction::ALL.iter().all(|&d| !self.is_legal(d))
+        if self.empty_mask() != 0 {
+            return self == Board::EMPTY;
+        }
+        // A zero nibble in `x ^ (x >> 4)` is a cell equal to its right-hand neighbour, in `x ^ (x >> 16)` one equal to
+        // the cell below it; the nibbles that pair a cell with no such neighbour are set so that they never count.
+        let x = self.0;
+        let across = Board((x ^ (x >> 4)) | 0xF000_F000_F000_F000);
+        let down = Board((x ^ (x >> 16)) | 0xFFFF_0000_0000_0000);
+        across.empty_mask() == 0 && down.empty_mask() == 0
     }
 
     /// Places a tile in a uniformly chosen empty cell: exponent 1 (a 2) with probability 0.9, else 2 (a 4).
@@ -254,6 +275,12 @@ impl Board {
     /// cell: on the hot path of self-play and training).
     #[inline]
     pub fn spawn(self, rng: &mut super::rng::Rng) -> Option<Board> {
+        self.spawn_tile(rng).map(|(board, _)| board)
+    }
+
+    /// [`Board::spawn`], also returning the tile placed (2 or 4): self-play keeps the tile sum this way.
+    #[inline]
+    pub fn spawn_tile(self, rng: &mut super::rng::Rng) -> Option<(Board, u32)> {
         let empty = self.empty_mask();
         let count = empty.count_ones();
         if count == 0 {
@@ -267,7 +294,7 @@ impl Board {
         for _ in 0..count - 1 - k {
             m &= m - 1;
         }
-        Some(Board(self.0 | (e << m.trailing_zeros())))
+        Some((Board(self.0 | (e << m.trailing_zeros())), 1 << e))
     }
 
     /// The empty cells: bit 4j set where nibble j is 0 (row-major cell 15 - j).
@@ -351,11 +378,63 @@ mod tests {
             }
             let mut r1 = crate::engine::rng::Rng::new(n);
             let mut r2 = crate::engine::rng::Rng::new(n);
-            assert_eq!(b.spawn(&mut r1), spawn_reference(b, &mut r2), "board {:016x}", b.0);
+            let spawned = b.spawn_tile(&mut r1);
+            assert_eq!(
+                spawned.map(|(s, _)| s),
+                spawn_reference(b, &mut r2),
+                "board {:016x}",
+                b.0
+            );
             assert_eq!(r1.next_u64(), r2.next_u64(), "both drew the same numbers");
+            if let Some((s, tile)) = spawned {
+                assert_eq!(s.tile_sum(), b.tile_sum() + u64::from(tile), "board {:016x}", b.0);
+            }
         }
         let full = Board(0x1234_5678_9abc_def1);
         assert_eq!(full.spawn(&mut crate::engine::rng::Rng::new(1)), None);
+    }
+
+    #[test]
+    fn is_game_over_agrees_with_trying_every_move() {
+        let mut boards = crate::engine::rng::Rng::new(5);
+        for n in 0..200_000u64 {
+            // Few distinct exponents (and few empty cells) make boards without a move common; exponent 15 included,
+            // whose pairs overflow rather than merge.
+            let base = (n % 15) as u8;
+            let spread = 1 + (n % 4);
+            let b = (0..16).fold(Board::EMPTY, |b, i| {
+                let e = if boards.below(40) == 0 {
+                    0
+                } else {
+                    base + 1 + boards.below(spread) as u8
+                };
+                b.with_exponent_at(i, e.min(15))
+            });
+            let over = Direction::ALL.iter().all(|&d| b.slide(d).0 == b);
+            assert_eq!(b.is_game_over(), over, "board {:016x}", b.0);
+        }
+        assert!(Board::EMPTY.is_game_over());
+        assert!(!Board(0x1000_0000_0000_0000).is_game_over());
+    }
+
+    #[test]
+    fn any_exponent_above_agrees_with_the_largest_exponent() {
+        let mut boards = crate::engine::rng::Rng::new(11);
+        for n in 0..20_000u64 {
+            // Every exponent below a cap that varies with n, so that every answer comes up.
+            let cap = (n % 16) as u8;
+            let b = (0..16).fold(Board::EMPTY, |b, i| {
+                b.with_exponent_at(i, (boards.below(u64::from(cap) + 1)) as u8)
+            });
+            for e in 0..=16 {
+                assert_eq!(
+                    b.any_exponent_above(e),
+                    b.max_exponent() > e,
+                    "board {:016x}, exponent {e}",
+                    b.0
+                );
+            }
+        }
     }
 
     #[test]

@@ -442,29 +442,29 @@ fn greedy<E: Evaluator>(
 /// A position's four moves on the fast board and their values at one ply, exactly as [`search`] values them at a
 /// depth of 1 ply (`reward_weight x reward + h(board after it)`, `None` for an illegal move), without the rest of a
 /// search's set-up: self-play's greedy games call it once per move. The caller checks that the board's tile sum is
-/// below 65536 (no move can make a tile the fast board cannot hold), as [`search`] does before taking this path.
+/// below 65536 (no move can make a tile the fast board cannot hold), as [`search`] does before taking this path, and
+/// passes the board's largest exponent, which it keeps from move to move (it picks a staged network's stage).
 pub(crate) fn one_ply(
     board: Board,
+    max_exponent: u8,
     evaluator: &AnyEvaluator,
     reward_weight: f64,
 ) -> ([(Board, u32); 4], [Option<f64>; 4]) {
-    let children = board.slide_all();
-    let legal = children.map(|(after, _)| (after != board).then(|| (after, after.transpose())));
+    debug_assert_eq!(max_exponent, board.max_exponent());
+    let children = board.leaf_children_rewarded();
+    let legal = children.map(|(after, transposed, _, legal)| legal.then_some((after, transposed)));
     let h = match evaluator {
         AnyEvaluator::Classic(e) => e.evaluate_four(legal),
         AnyEvaluator::Tuned(e) => e.evaluate_four(legal),
-        AnyEvaluator::NTuple(e) => match e.for_decision(board.max_exponent()) {
-            Some(pinned) => pinned.evaluate_four(legal),
-            None => e.evaluate_four(legal),
-        },
+        AnyEvaluator::NTuple(e) => e.evaluate_four_for_decision(max_exponent, legal),
     };
     let mut values = [None; 4];
     for (k, v) in h.iter().enumerate() {
         if let Some(v) = v {
-            values[k] = Some(reward_weight * u64::from(children[k].1) as f64 + v);
+            values[k] = Some(reward_weight * u64::from(children[k].2) as f64 + v);
         }
     }
-    (children, values)
+    (children.map(|(after, _, reward, _)| (after, reward)), values)
 }
 
 /// The legal direction with the highest value; ties go to the first in [`Direction::ALL`].

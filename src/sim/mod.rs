@@ -24,8 +24,10 @@
 //! # Per-move cost
 //! A greedy (1-ply) move is a few hundred nanoseconds, most of it the network's lookups: the search values the four
 //! after-move boards together with their lookups prefetched, reads no clock ([`crate::search`]'s untimed entry),
-//! and the game's loop allocates nothing but its trace (when asked for), touches the shared [`Progress`] counters
-//! every 64 moves and the milestones only when the largest tile grows.
+//! and the game's loop keeps the board on the fast `Board` until its tile sum reaches 65536 (with the sum and the
+//! largest exponent carried from move to move, so nothing is converted or recounted; a trace step and the record
+//! convert it), allocates nothing but its trace (when asked for), touches the shared [`Progress`] counters every 64
+//! moves and the milestones only when the largest tile grows.
 //!
 //! # Statistics
 //! Scores, the max-tile histogram and the reach rates describe the **finished** games (a game cut short by the
@@ -38,6 +40,7 @@
 //! thing: boards as rows of tile values, directions as `up` / `down` / `left` / `right`, durations as `elapsed_ms`.
 
 pub mod budget;
+mod game_board;
 pub mod odds;
 mod record;
 mod stats;
@@ -51,6 +54,7 @@ use crate::engine::{Direction, Tiles};
 use crate::eval::AnyEvaluator;
 use crate::search::{choose, one_ply, search_untimed, thread_cpu_time, Depth, RunSettings, SearchSettings, StopHandle};
 use budget::GameBudget;
+use game_board::GameBoard;
 use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
 pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
@@ -276,7 +280,7 @@ fn play_in_run(
     };
     // A depth of one ply (as the search resolves it: 0 reads as 1) plays greedily through `one_ply`.
     let greedy = matches!(settings.depth, Depth::Plies(p) if p <= 1);
-    let mut board = start_board;
+    let mut board = GameBoard::new(start_board);
     let mut score = 0u64;
     let mut moves = 0u64;
     let mut reached = Vec::new();
@@ -285,6 +289,8 @@ fn play_in_run(
     progress.best_tile.fetch_max(max_tile, Ordering::Relaxed);
     let mut trace = config.trace.then(Vec::new);
     let mut depths = std::collections::BTreeMap::new();
+    // Greedy moves on the fast board, added to `depths` at the end (a map entry per move costs as much as the move).
+    let mut greedy_moves = 0u64;
     // A time budget is the game's mean time per move: each move gets an allowance (see `budget`).
     let mut game_budget = config.settings.run.time_budget.map(GameBudget::new);
     // Moves not yet added to `progress`: shared counters are touched every `PROGRESS_EVERY` moves, not every move.
@@ -298,58 +304,58 @@ fn play_in_run(
             break false;
         }
         // A board without a move ends its game whatever is left of the run's limits.
-        if is_game_over(&board) {
+        if board.is_game_over() {
             break true;
         }
         if !limits.take_move() {
             break false;
         }
-        // Greedy on the fast board: the four moves valued as a 1-ply search values them, without its set-up, and the
-        // chosen move's board reused instead of played again.
-        let fast = greedy
-            .then(|| board.to_board())
-            .flatten()
-            .filter(|b| b.tile_sum() < 65536);
-        let (direction, value, after, reward) = if let Some(b) = fast {
-            let (children, values) = one_ply(b, &config.evaluator, settings.reward_weight);
-            if stop.is_stopped() || limits.past_deadline() {
-                break false;
+        let (direction, value, after, reward) = match board {
+            // Greedy on the fast board: the four moves valued as a 1-ply search values them, without its set-up, and
+            // the chosen move's board reused instead of played again.
+            GameBoard::Fast(fast) if greedy => {
+                let (children, values) =
+                    one_ply(fast.board, fast.max_exponent, &config.evaluator, settings.reward_weight);
+                if stop.is_stopped() || limits.past_deadline() {
+                    break false;
+                }
+                let Some(d) = choose(&values) else { break true };
+                let (moved, reward) = children[d.index()];
+                let value = values[d.index()].expect("the chosen direction has a value");
+                greedy_moves += 1;
+                (d, value, fast.then_spawn(moved, &mut rng), u64::from(reward))
             }
-            let Some(d) = choose(&values) else { break true };
-            let (moved, reward) = children[d.index()];
-            let after = moved.spawn(&mut rng).expect("a legal move leaves an empty cell");
-            let value = values[d.index()].expect("the chosen direction has a value");
-            *depths.entry(1).or_insert(0) += 1;
-            (d, value, Tiles::from(after), u64::from(reward))
-        } else {
-            settings.seed = move_seed(seed, moves);
-            if let Some(game_budget) = &game_budget {
-                settings.run.time_budget = Some(game_budget.allowance(&board));
+            _ => {
+                let tiles = board.tiles();
+                settings.seed = move_seed(seed, moves);
+                if let Some(game_budget) = &game_budget {
+                    settings.run.time_budget = Some(game_budget.allowance(&tiles));
+                }
+                // The allowance is counted on the budget's clock (a game's searches run on this one thread).
+                let clock = settings.run.budget_clock;
+                let search_start = game_budget.is_some().then(|| clock.now());
+                let outcome = search_untimed(&tiles, &config.evaluator, &settings, stop);
+                if let (Some(game_budget), Some(t0)) = (game_budget.as_mut(), search_start) {
+                    game_budget.spent(clock.now().saturating_sub(t0));
+                }
+                if stop.is_stopped() || limits.past_deadline() {
+                    break false;
+                }
+                if outcome.game_over() {
+                    break true;
+                }
+                *depths.entry(outcome.stats.depth.max(1)).or_insert(0) += 1;
+                let (direction, value) = match outcome.best {
+                    Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
+                    None => fallback_move(&tiles, config, &settings, stop),
+                };
+                let (after, reward) = board.play_and_spawn(direction, &mut rng);
+                (direction, value, after, reward)
             }
-            // The allowance is counted on the budget's clock (a game's searches run on this one thread).
-            let clock = settings.run.budget_clock;
-            let search_start = game_budget.is_some().then(|| clock.now());
-            let outcome = search_untimed(&board, &config.evaluator, &settings, stop);
-            if let (Some(game_budget), Some(t0)) = (game_budget.as_mut(), search_start) {
-                game_budget.spent(clock.now().saturating_sub(t0));
-            }
-            if stop.is_stopped() || limits.past_deadline() {
-                break false;
-            }
-            if outcome.game_over() {
-                break true;
-            }
-            *depths.entry(outcome.stats.depth.max(1)).or_insert(0) += 1;
-            let (direction, value) = match outcome.best {
-                Some(d) => (d, outcome.values[d.index()].expect("the chosen direction has a value")),
-                None => fallback_move(&board, config, &settings, stop),
-            };
-            let (after, reward) = play_and_spawn(&board, direction, &mut rng);
-            (direction, value, after, reward)
         };
         if let Some(trace) = trace.as_mut() {
             trace.push(TraceStep {
-                board,
+                board: board.tiles(),
                 direction,
                 value,
                 reward,
@@ -372,6 +378,9 @@ fn play_in_run(
         }
     };
     progress.moves.fetch_add(unreported, Ordering::Relaxed);
+    if greedy_moves > 0 {
+        *depths.entry(1).or_insert(0) += greedy_moves;
+    }
 
     GameRecord {
         index,
@@ -381,7 +390,7 @@ fn play_in_run(
         moves,
         reached,
         start_board,
-        final_board: board,
+        final_board: board.tiles(),
         finished,
         game_over: finished && board.is_game_over(),
         trace,
@@ -393,26 +402,6 @@ fn play_in_run(
 
 /// Moves a game plays between two updates of the shared [`Progress`] counters.
 const PROGRESS_EVERY: u64 = 64;
-
-/// Whether `board` has no legal move, on the fast [`Board`] when it holds the position.
-fn is_game_over(board: &Tiles) -> bool {
-    match board.to_board() {
-        Some(b) => b.is_game_over(),
-        None => board.is_game_over(),
-    }
-}
-
-/// Plays the legal move `direction` and spawns a tile: on the fast [`Board`] when the board and the move fit it
-/// (every tile at most 32768 after the move), else on [`Tiles`]. Both draw the spawn from `rng` the same way, so the
-/// game is the same either way. Returns the board after the spawn and the move's reward.
-fn play_and_spawn(board: &Tiles, direction: Direction, rng: &mut Rng) -> (Tiles, u64) {
-    if let Some(Ok(Some(moved))) = board.to_board().map(|b| b.play(direction)) {
-        let after = moved.board.spawn(rng).expect("a legal move leaves an empty cell");
-        return (Tiles::from(after), u64::from(moved.reward));
-    }
-    let (after, reward) = board.play(direction).expect("the search chooses legal moves");
-    (after.spawn(rng).expect("a legal move leaves an empty cell"), reward)
-}
 
 /// The move when a search completed no iteration although moves are legal (a time budget or node limit too small
 /// for even one ply): a one-ply search without limits, which always completes.

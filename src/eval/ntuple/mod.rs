@@ -607,6 +607,18 @@ impl NTupleEvaluator {
             stage: Some(stage),
         })
     }
+
+    /// [`Evaluator::evaluate_four`] of the evaluator [`NTupleEvaluator::for_decision`] gives (this one when it gives
+    /// none), without building it: a greedy move's whole search, where cloning the network's `Arc` is a cost.
+    #[inline]
+    pub fn evaluate_four_for_decision(
+        &self,
+        max_exponent: u8,
+        boards: [Option<(Board, Board)>; 4],
+    ) -> [Option<f64>; 4] {
+        let stage = self.net.decision_stage(max_exponent).or(self.stage);
+        self.net.values_of_four_in(stage, boards)
+    }
 }
 
 impl Evaluator for NTupleEvaluator {
