@@ -209,9 +209,9 @@ def request_fields_are_typed(c, spec):
         expect_equal(members(fields["profile"]), {m.Profile, unset}, f"{model}.profile")
         expect_equal(members(fields["depth"]), {int, typing.Literal["auto"], unset}, f"{model}.depth")
         expect_equal(members(fields["terminal"]), {m.Terminal, unset}, f"{model}.terminal")
-        for name in ("time_budget_ms", "sample_cells", "top_k", "seed", "threads"):
+        for name in ("sample_cells", "top_k", "seed", "threads"):
             expect_equal(members(fields[name]), {int, unset}, f"{model}.{name}")
-        for name in ("prob_cutoff", "reward_weight"):
+        for name in ("time_budget_ms", "prob_cutoff", "reward_weight"):
             expect_equal(members(fields[name]), {float, unset}, f"{model}.{name}")
 
 
@@ -300,8 +300,8 @@ def best_move_rows(c, client):
 
 def best_move_hex_auto(c, client):
     m = c.models
-    body = m.BestMoveRequest(board=HEX, profile=m.Profile.TUNED, depth="auto", time_budget_ms=200)
-    expected = {"board": HEX, "profile": "tuned", "depth": "auto", "time_budget_ms": 200}
+    body = m.BestMoveRequest(board=HEX, profile=m.Profile.TUNED, depth="auto", time_budget_ms=200.5)
+    expected = {"board": HEX, "profile": "tuned", "depth": "auto", "time_budget_ms": 200.5}
     answer, _ = call(c.api["best_move"], client, body, expected)
     expect(answer.direction is not None and answer.direction.value in DIRECTIONS, f"direction {answer.direction!r}")
     expect_equal(answer.search.profile, m.Profile.TUNED, "profile")
