@@ -326,25 +326,10 @@ fn search_with<E: Evaluator>(
         }
         let iteration_start = budget_end.map(|b| b.clock.now());
         let nodes_before = outcome.stats.nodes;
+        let limits = (deadline, budget_end);
         let results = match fast_roots {
-            Some(roots) => run_iteration(
-                roots,
-                depth,
-                eval,
-                settings,
-                stop,
-                (deadline, budget_end),
-                &shared_nodes,
-            ),
-            None => run_iteration(
-                roots,
-                depth,
-                eval,
-                settings,
-                stop,
-                (deadline, budget_end),
-                &shared_nodes,
-            ),
+            Some(roots) => run_iteration(roots, depth, eval, settings, stop, limits, &shared_nodes),
+            None => run_iteration(roots, depth, eval, settings, stop, limits, &shared_nodes),
         };
         let mut aborted = false;
         for r in results.iter().flatten() {
