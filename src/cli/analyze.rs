@@ -140,11 +140,12 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
     };
     writeln!(
         out,
-        "review of {} moves, profile {}, evaluator {}, depth {}: {:.1} s{cut}",
+        "review of {} moves, profile {}, evaluator {}, depth {}{}: {:.1} s{cut}",
         s.moves,
         s.profile,
         s.evaluator,
         s.target_depth,
+        s.node_budget.map_or(String::new(), |n| format!(", node budget {n}")),
         s.elapsed_ms / 1e3
     )?;
     writeln!(

@@ -125,10 +125,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&figures)?);
     } else {
         println!(
-            "{} positions, profile {}, depth {}, {} thread(s): {:.2} s",
+            "{} positions, profile {}, {}, {} thread(s): {:.2} s",
             positions.len(),
             settings.profile,
-            settings.depth,
+            settings.depth_words(),
             settings.run.threads,
             secs
         );
@@ -261,8 +261,9 @@ fn odds_bench(positions: &[Tiles], args: &BenchArgs) -> anyhow::Result<ExitCode>
         println!("{}", serde_json::to_string_pretty(&figures)?);
     } else {
         println!(
-            "{} positions, default play (profile learned, depth 5), one thread, ms per position:",
-            positions.len()
+            "{} positions, default play (profile learned, {}), one thread, ms per position:",
+            positions.len(),
+            advisor2048::request::odds::default_play().depth_words()
         );
         for (name, key) in [
             ("the default search", "default_search_ms"),

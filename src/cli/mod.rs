@@ -543,11 +543,12 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
     }
     let s = &response.search;
     println!(
-        "profile {}, evaluator {}, depth {}/{} plies, {} nodes, {} tt hits, {:.1} ms{}",
+        "profile {}, evaluator {}, depth {}/{} plies{}, {} nodes, {} tt hits, {:.1} ms{}",
         s.profile,
         s.evaluator,
         s.depth,
         s.target_depth,
+        s.node_budget.map_or(String::new(), |n| format!(" (node budget {n})")),
         s.nodes,
         s.tt_hits,
         s.elapsed_ms,

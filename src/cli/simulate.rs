@@ -249,10 +249,10 @@ fn run_header(request: &SimulateRequest, report: &SimReport) -> String {
     };
     let settings = &request.search.settings;
     format!(
-        "{games}, seed {}, profile {}, depth {}, {} thread(s){}",
+        "{games}, seed {}, profile {}, {}, {} thread(s){}",
         request.seed,
         settings.profile,
-        settings.depth,
+        settings.depth_words(),
         request.parallel_games.min(request.games.max(1) as usize),
         cut_short(report)
     )

@@ -104,6 +104,8 @@ pub struct SearchInfo {
     pub depth: u32,
     /// Plies asked for (`auto` resolved).
     pub target_depth: u32,
+    /// The search's node budget (`None`: searched to `target_depth`, or as deep as its time budget allowed).
+    pub node_budget: Option<u64>,
     pub nodes: u64,
     pub tt_hits: u64,
     pub elapsed_ms: f64,
@@ -161,6 +163,7 @@ impl BestMoveResponse {
                 evaluator: evaluator.name(),
                 depth: outcome.stats.depth,
                 target_depth: outcome.stats.target_depth,
+                node_budget: settings.node_budget,
                 nodes: outcome.stats.nodes,
                 tt_hits: outcome.stats.tt_hits,
                 elapsed_ms: outcome.stats.elapsed.as_secs_f64() * 1e3,

@@ -54,8 +54,8 @@ pub const PROFILE: Field = Field {
     name: "profile",
     flag: "profile",
     value_name: "PROFILE",
-    help: "Named defaults, each field overridable (learned: evaluator ntuple, the network of --weights, depth 5, \
-           reward weight 1, leaves right after a move; tuned: evaluator tuned, depth auto; classic: evaluator \
+    help: "Named defaults, each field overridable (learned: evaluator ntuple, the network of --weights, up to 9 \
+           plies within a node budget of 40000, reward weight 1, leaves right after a move; tuned: evaluator tuned, depth auto; classic: evaluator \
            classic, depth 4, reward weight 1)",
     accepts: Accepts::Name { names: Profile::NAMES },
     absent: Absent::Said("learned; tuned with --weights none"),
@@ -95,6 +95,24 @@ pub const TIME_BUDGET_MS: Field = Field {
            per move, more of it on crowded boards)",
     accepts: Accepts::ClampedNumber { min: MIN_BUDGET_MS },
     absent: Absent::Said("none, search to the depth"),
+    flag_default: FlagDefault::Absent,
+};
+/// The largest node budget a request may ask for (about two minutes of search per move).
+pub const MAX_NODE_BUDGET: u64 = 1_000_000_000;
+/// `node_budget`: the profile's unless given; a request that gives `depth` or `time_budget_ms` without it searches
+/// without one.
+pub const NODE_BUDGET: Field = Field {
+    name: "node_budget",
+    flag: "node-budget",
+    value_name: "NODES",
+    help: "Node budget: deepen iteratively up to the depth, starting an iteration only when the nodes so far plus \
+           its foreseen nodes fit this budget weighted by the board's danger (2x with at most two empty cells, 0.5x \
+           with six or more); counted in nodes, so a board gets the same search on any machine",
+    accepts: Accepts::Whole {
+        min: 1,
+        max: MAX_NODE_BUDGET,
+    },
+    absent: Absent::Said("the profile's (learned: 40000), none when depth or the time budget is given"),
     flag_default: FlagDefault::Absent,
 };
 /// `prob_cutoff`.
@@ -185,6 +203,7 @@ pub const SEARCH: &[&Field] = &[
     &EVALUATOR,
     &DEPTH,
     &TIME_BUDGET_MS,
+    &NODE_BUDGET,
     &PROB_CUTOFF,
     &REWARD_WEIGHT,
     &TERMINAL,
@@ -409,6 +428,12 @@ fn read_search(
         }
         None if bounds.budget_by_default => Some(bounds.max_budget),
         None => None,
+    };
+    // A depth or a time budget asked for is searched as asked, not within the profile's node budget.
+    s.node_budget = match NODE_BUDGET.read_whole(map, problems) {
+        Some(n) => Some(n),
+        None if map.contains_key(DEPTH.name) || map.contains_key(TIME_BUDGET_MS.name) => None,
+        None => s.node_budget,
     };
     if let Some(p) = PROB_CUTOFF.read_below(map, problems) {
         s.prob_cutoff = p;

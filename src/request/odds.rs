@@ -53,6 +53,7 @@ pub fn default_fitted_for(checksum: &str) -> FittedFor {
             Depth::Auto => 0,
         },
         prob_cutoff: play.prob_cutoff,
+        node_budget: play.node_budget,
     }
 }
 
@@ -112,12 +113,13 @@ pub fn searches_as_default_play(settings: &SearchSettings, evaluator: &Evaluator
         && settings.reward_weight == play.reward_weight
         && settings.terminal == play.terminal
         && settings.prob_cutoff == play.prob_cutoff
+        && settings.node_budget == play.node_budget
         && settings.sample_cells.is_none()
         && settings.top_k.is_none()
 }
 
-/// The default play's search of `tiles` with `network`, to its depth (no budget: the odds were fitted on
-/// depth-bounded play).
+/// The default play's search of `tiles` with `network`: within its node budget, with no time limit (the odds were
+/// fitted on that play, which is the same on every machine).
 pub fn default_search(tiles: &Tiles, network: &Arc<Network>, stop: &StopHandle) -> SearchOutcome {
     let evaluator = EvaluatorKind::NTuple
         .with_network(Some(network), &[])
@@ -125,9 +127,11 @@ pub fn default_search(tiles: &Tiles, network: &Arc<Network>, stop: &StopHandle) 
     search(tiles, &evaluator, &default_play(), stop)
 }
 
-/// Whether `outcome` is a complete search to the default play's depth (a budget or a stop handle can cut one short).
+/// Whether `outcome`, a search with the default play's settings, is the default play's search: nothing cut it short
+/// (a time budget or a stop handle can). Its node budget ends it without cutting it, and a forced move ends after
+/// one ply, as in the default play.
 pub fn complete(outcome: &SearchOutcome) -> bool {
-    outcome.game_over() || (!outcome.stats.truncated && outcome.stats.depth == outcome.stats.target_depth)
+    outcome.game_over() || (!outcome.stats.truncated && outcome.stats.depth > 0)
 }
 
 /// The odds of `tiles` from `outcome`, the default play's search of it, by `model`.

@@ -22,6 +22,13 @@
 //! takes a spare one per thread it runs on and gives it back ([`keep_spare_tables`]), so a process allocates as
 //! many as it ever ran searching threads at once, whichever threads those were. A 1-ply search uses none.
 //!
+//! # Node budget
+//! With a node budget (`node_budget`) the search deepens iteratively over odd depths 1, 3, 5, ... up to the
+//! requested depth and starts an iteration only when the nodes so far plus its foreseen nodes (the last
+//! iteration's, grown as they grew from the one before) fit the budget weighted by the root board's danger
+//! ([`danger_weight`]); a forced move stops after one ply. Nodes, not time: the depth chosen for a board is the same
+//! on every machine and every run, and a started iteration always completes (it is not `truncated`).
+//!
 //! # Time, limits and cancellation
 //! Without a time budget the search runs the requested depth once. With a budget it deepens iteratively over odd
 //! depths 1, 3, 5, ... up to the requested depth (which comes last, even or odd) and returns the deepest completed
@@ -37,6 +44,7 @@
 //! recursion runs on [`Tiles`] (exact up to 131072, no transposition table, tens of times slower).
 
 mod clock;
+mod effort;
 mod expectimax;
 mod params;
 #[cfg(any(test, feature = "reference"))]
@@ -49,10 +57,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use clock::{thread_cpu_time, BudgetClock};
+pub use effort::{danger_weight, node_allowance};
 pub use params::{
     auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, RunSettings, SearchSettings, Terminal,
 };
-pub use params::{DEFAULT_TT_BITS, LEARNED_DEFAULT_DEPTH, MAX_DEPTH};
+pub use params::{DEFAULT_TT_BITS, LEARNED_DEFAULT_DEPTH, LEARNED_NODE_BUDGET, MAX_DEPTH};
 pub use stop::{StopHandle, StopOnDrop};
 pub use tt::TranspositionTable;
 
@@ -307,21 +316,32 @@ fn search_with<E: Evaluator>(
         outcome.stats.elapsed = elapsed();
         return outcome;
     }
+    // The nodes a node budget lets this board's search plan for.
+    let node_allowance = settings.node_budget.map(|n| node_allowance(n, tiles));
     // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
-    let shallower = (1..target).step_by(2).filter(|_| budget_end.is_some());
+    let deepen = budget_end.is_some() || node_allowance.is_some();
+    let shallower = (1..target).step_by(2).filter(|_| deepen);
     let shared_nodes = AtomicU64::new(0);
     // Under a budget: the time and nodes of the last two completed iterations, to foresee the next one.
     let mut pace = Pace::default();
     for depth in shallower.chain(std::iter::once(target)) {
-        if let Some(end) = budget_end.filter(|_| outcome.stats.depth > 0) {
+        if deepen && outcome.stats.depth > 0 {
             // One legal direction: there is nothing to choose, and no reason to spend the budget on it.
             if outcome.values.iter().flatten().count() == 1 {
                 break;
             }
-            // An iteration that cannot end within the budget would be thrown away: stop before starting it.
-            if pace.foresee().is_some_and(|t| end.clock.now() + t > end.end) {
-                outcome.stats.truncated = true;
-                break;
+            // The node budget: the next iteration must fit what is left of the allowance.
+            if let (Some(allowance), Some(more)) = (node_allowance, pace.foresee_nodes()) {
+                if outcome.stats.nodes + more > allowance {
+                    break;
+                }
+            }
+            // An iteration that cannot end within the time budget would be thrown away: stop before starting it.
+            if let (Some(end), Some(t)) = (budget_end, pace.foresee_time()) {
+                if end.clock.now() + t > end.end {
+                    outcome.stats.truncated = true;
+                    break;
+                }
             }
         }
         let iteration_start = budget_end.map(|b| b.clock.now());
@@ -346,8 +366,12 @@ fn search_with<E: Evaluator>(
         }
         outcome.values = results.map(|r| r.map(|r| r.value));
         outcome.stats.depth = depth;
-        if let (Some(t0), Some(b)) = (iteration_start, budget_end) {
-            pace.record(b.clock.now().saturating_sub(t0), outcome.stats.nodes - nodes_before);
+        if deepen {
+            let took = match (iteration_start, budget_end) {
+                (Some(t0), Some(b)) => b.clock.now().saturating_sub(t0),
+                _ => Duration::ZERO,
+            };
+            pace.record(took, outcome.stats.nodes - nodes_before);
         }
     }
     outcome.best = choose(&outcome.values);
@@ -385,15 +409,24 @@ impl Pace {
         self.last = Some((time, nodes.max(1)));
     }
 
-    /// The time the next iteration will take: the last one's, grown as the nodes grew from the one before (at least
-    /// 2x, at most 40x: a shallow iteration's few nodes say little), `None` before any iteration.
-    fn foresee(&self) -> Option<Duration> {
-        let (time, nodes) = self.last?;
-        let growth = match self.before {
+    /// How much the next iteration will grow over the last: as the nodes grew from the one before (at least 2x, at
+    /// most 40x: a shallow iteration's few nodes say little), `None` before any iteration.
+    fn growth(&self) -> Option<f64> {
+        let (_, nodes) = self.last?;
+        Some(match self.before {
             Some((_, earlier)) if earlier >= 64 => (nodes as f64 / earlier as f64).clamp(2.0, 40.0),
             _ => Self::FIRST_GROWTH,
-        };
-        Some(time.mul_f64(growth))
+        })
+    }
+
+    /// The time the next iteration will take: the last one's, grown by [`Pace::growth`].
+    fn foresee_time(&self) -> Option<Duration> {
+        Some(self.last?.0.mul_f64(self.growth()?))
+    }
+
+    /// The nodes the next iteration will take: the last one's, grown by [`Pace::growth`].
+    fn foresee_nodes(&self) -> Option<u64> {
+        Some((self.last?.1 as f64 * self.growth()?) as u64)
     }
 }
 

@@ -2,7 +2,7 @@
 //! dangerous.
 //!
 //! A self-play game asked to search with a time budget `B` gives each move an allowance instead of `B` itself:
-//! `B` weighted by the board's danger (fewer empty cells: more time), plus a share of the time earlier moves left
+//! `B` weighted by the board's danger ([`danger_weight`]: fewer empty cells, more time), plus a share of the time earlier moves left
 //! unused (or minus what they overspent). A search stops deepening early when its next iteration cannot end within
 //! its allowance or its move is forced (see `search`), so most moves leave time over; the bank hands it to the
 //! crowded boards, where a deeper search is both cheaper (few empty cells, few spawns) and most needed. Over a game
@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use crate::engine::Tiles;
+use crate::search::danger_weight;
 
 /// The share of the bank a move may draw on (or must repay) at once.
 const BANK_SHARE: f64 = 1.0 / 8.0;
@@ -43,16 +44,6 @@ impl GameBudget {
     pub fn spent(&mut self, took: Duration) {
         let budget = self.budget.as_secs_f64().max(1e-9);
         self.bank = (self.bank + 1.0 - took.as_secs_f64() / budget).clamp(-BANK_LIMIT, BANK_LIMIT);
-    }
-}
-
-/// How much of the budget a board deserves before its search: the fewer the empty cells, the closer the game is to
-/// its end and the cheaper each ply (fewer spawns to try).
-pub fn danger_weight(board: &Tiles) -> f64 {
-    match board.exponents().iter().filter(|&&e| e == 0).count() {
-        0..=2 => 2.0,
-        3..=5 => 1.0,
-        _ => 0.5,
     }
 }
 

@@ -65,7 +65,7 @@ test('playground: the example board, classic, depth 3 -> right, with the value c
     }
     const shaded = await page.$$eval('#odds-table thead th.next', (ths) => ths.map((th) => th.textContent));
     assert.deepEqual(shaded, ['2048', '4096']);
-    assert.match(await page.textContent('#odds-caption'), /default play \(learned, depth 5/);
+    assert.match(await page.textContent('#odds-caption'), /default play \(learned, up to 9 plies within 40000 nodes/);
     await lib.screenshot(page, 'playground.png');
     assert.deepEqual(b.errors, [], 'page errors');
   } finally {

@@ -257,3 +257,55 @@ async fn the_default_profile_is_learned_with_a_network_and_tuned_without() {
     assert_eq!(answer["search"]["profile"], "tuned");
     assert_eq!(answer["moves"], heuristic["moves"]);
 }
+
+#[tokio::test]
+async fn the_learned_default_searches_within_its_node_budget_unless_a_depth_or_time_is_asked_for() {
+    let (path, net, _) = network_file("budget.a2n");
+    let server = TestServer::start_with_network(ServerConfig::default(), Some(net)).await;
+    let search_of = |body: &Value| body["search"].clone();
+    let ask = |extra: Value| {
+        let mut body = json!({"board": common::example()});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+
+    // The default: up to 9 plies within the profile's node budget, said in the answer.
+    let (status, default) = post(&server, "/best-move", ask(json!({}))).await;
+    assert_eq!(status, 200, "{default}");
+    assert_matches_schema("BestMoveResponse", &default);
+    let s = search_of(&default);
+    assert_eq!((s["profile"].as_str(), s["target_depth"].as_u64()), (Some("learned"), Some(9)));
+    assert_eq!(s["node_budget"], 40_000);
+    let depth = s["depth"].as_u64().unwrap();
+    assert!(depth % 2 == 1 && (1..=9).contains(&depth), "{s}");
+    assert_eq!(s["truncated"], false);
+    // The command line searches the same: nodes, not time, choose the depth.
+    let p = path.to_str().unwrap();
+    let from_cli = cli(&["best-move", EXAMPLE, "--weights", p, "--json"]);
+    assert_eq!(from_cli["moves"], default["moves"]);
+    assert_eq!((&from_cli["search"]["depth"], &from_cli["search"]["nodes"]), (&s["depth"], &s["nodes"]));
+    // Its values are a plain search's at the depth it chose.
+    let (_, plain) = post(&server, "/best-move", ask(json!({"depth": depth}))).await;
+    assert_eq!(plain["moves"], default["moves"]);
+    assert_eq!(plain["search"]["node_budget"], Value::Null);
+
+    // A depth or a time budget asked for is searched as asked; a node budget given with a depth bounds it.
+    let (_, deep) = post(&server, "/best-move", ask(json!({"depth": 7}))).await;
+    assert_eq!((&deep["search"]["depth"], &deep["search"]["node_budget"]), (&json!(7), &Value::Null));
+    let (_, timed) = post(&server, "/best-move", ask(json!({"time_budget_ms": 2000}))).await;
+    assert_eq!(timed["search"]["node_budget"], Value::Null);
+    let (status, small) = post(&server, "/best-move", ask(json!({"depth": 9, "node_budget": 1}))).await;
+    assert_eq!(status, 200, "{small}");
+    assert_eq!((&small["search"]["depth"], &small["search"]["node_budget"]), (&json!(1), &json!(1)));
+    let from_cli = cli(&["best-move", EXAMPLE, "--weights", p, "--depth", "9", "--node-budget", "1", "--json"]);
+    assert_eq!(from_cli["moves"], small["moves"]);
+
+    // Out of range: a clear 422 at the field.
+    for bad in [json!(0), json!(-5), json!(1.5), json!("40000"), json!(1_000_000_001u64)] {
+        let (status, problem) = post(&server, "/best-move", ask(json!({"node_budget": bad}))).await;
+        assert_eq!(status, 422, "{bad}: {problem}");
+        assert_eq!(problem["errors"][0]["pointer"], "/node_budget", "{problem}");
+    }
+}

@@ -322,3 +322,64 @@ fn transposition_tables_are_kept_and_reused_not_allocated_per_thread() {
     };
     assert_eq!(search(&tiles, &eval, &greedy, &StopHandle::new()).stats.tt_used, 0);
 }
+
+#[test]
+fn a_node_budget_chooses_the_depth_by_nodes_alone_and_never_cuts_an_iteration() {
+    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
+    let budgeted = |rows: &[[i64; 4]; 4], budget: u64, threads: usize| {
+        let settings = SearchSettings {
+            depth: Depth::Plies(9),
+            node_budget: Some(budget),
+            run: RunSettings {
+                threads,
+                ..RunSettings::default()
+            },
+            ..Profile::Tuned.settings()
+        };
+        search(&Tiles::from_rows(rows).unwrap(), &evaluator, &settings, &StopHandle::new())
+    };
+    for rows in [&EXAMPLE, &SECOND] {
+        let mut deepest = 0;
+        let mut depths = Vec::new();
+        for budget in [1, 200, 2_000, 20_000, 200_000, 20_000_000] {
+            let o = budgeted(rows, budget, 1);
+            depths.push(o.stats.depth);
+            // Nothing was cut: the values are those of a plain search to the depth the budget chose.
+            assert!(!o.stats.truncated, "budget {budget}");
+            assert_eq!(o.stats.depth % 2, 1, "odd depths only");
+            assert!(o.stats.depth >= deepest, "a larger budget never searches shallower: {depths:?}");
+            deepest = o.stats.depth;
+            let plain = run(rows, Profile::Tuned, o.stats.depth, true);
+            assert_eq!(o.values, plain.values, "budget {budget}, depth {}", o.stats.depth);
+            assert_eq!(o.best, plain.best);
+            // Nodes, not time: the same search on two threads, to the node.
+            let two = budgeted(rows, budget, 2);
+            assert_eq!((two.values, two.stats.depth, two.stats.nodes), (o.values, o.stats.depth, o.stats.nodes));
+        }
+        // The smallest budget stops after one ply, the largest reaches the depth asked for, and the ones between
+        // go somewhere between.
+        assert_eq!((depths[0], depths[depths.len() - 1]), (1, 9), "{depths:?}");
+        assert!(depths.iter().any(|&d| d > 1 && d < 9), "{depths:?}");
+    }
+}
+
+#[test]
+fn a_crowded_board_gets_a_deeper_search_than_an_open_one_from_the_same_node_budget() {
+    // Same tiles and shape on the left; the crowded board has two empty cells, the open one seven.
+    let crowded = [[2, 4, 8, 16], [32, 64, 128, 256], [4, 8, 16, 2], [0, 2, 0, 4]];
+    let open = [[2, 4, 8, 16], [32, 0, 0, 0], [4, 0, 0, 0], [0, 2, 0, 4]];
+    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
+    let depth_at = |rows: &[[i64; 4]; 4], budget: u64| {
+        let settings = SearchSettings {
+            depth: Depth::Plies(11),
+            node_budget: Some(budget),
+            ..Profile::Tuned.settings()
+        };
+        let o = search(&Tiles::from_rows(rows).unwrap(), &evaluator, &settings, &StopHandle::new());
+        (o.stats.depth, o.stats.nodes)
+    };
+    let budget = 20_000;
+    let (deep, deep_nodes) = depth_at(&crowded, budget);
+    let (shallow, shallow_nodes) = depth_at(&open, budget);
+    assert!(deep > shallow, "crowded {deep} plies ({deep_nodes} nodes), open {shallow} ({shallow_nodes})");
+}

@@ -141,9 +141,13 @@ pub struct FittedFor {
     pub network: String,
     /// The search profile (`learned`).
     pub profile: String,
-    /// Plies.
+    /// Plies (the deepest, with a node budget).
     pub depth: u32,
     pub prob_cutoff: f64,
+    /// The search's node budget (`None`: every search to `depth`; absent from the files of the models fitted before
+    /// the default had one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_budget: Option<u64>,
 }
 
 /// How a model was fitted: which games, how many positions.
@@ -314,6 +318,7 @@ impl OddsModel {
         if fitted.profile != settings.profile
             || fitted.depth != settings.depth
             || fitted.prob_cutoff != settings.prob_cutoff
+            || fitted.node_budget != settings.node_budget
         {
             return Err(OddsUnavailable::OtherSettings {
                 fitted: describe(fitted),
@@ -330,13 +335,15 @@ pub(crate) fn test_play() -> FittedFor {
     FittedFor {
         network: "0123456789abcdef".to_owned(),
         profile: "learned".to_owned(),
-        depth: 5,
+        depth: 9,
         prob_cutoff: 0.0001,
+        node_budget: Some(40_000),
     }
 }
 
 fn describe(s: &FittedFor) -> String {
-    format!("profile {}, depth {}, cut-off {}", s.profile, s.depth, s.prob_cutoff)
+    let budget = s.node_budget.map_or(String::new(), |n| format!(", node budget {n}"));
+    format!("profile {}, depth {}, cut-off {}{budget}", s.profile, s.depth, s.prob_cutoff)
 }
 
 /// The chances of a board with no legal move: 1 for the tiles it holds, 0 for the others.

@@ -86,6 +86,8 @@ pub struct AnalyzeSummary {
     pub evaluator: &'static str,
     /// Plies asked for (`auto` resolved on the first board).
     pub target_depth: u32,
+    /// The searches' node budget (`None`: every search to `target_depth`, or as deep as its time budget allowed).
+    pub node_budget: Option<u64>,
     /// Moves tried at move nodes, over every search of the review.
     pub nodes: u64,
     pub elapsed_ms: f64,
@@ -173,6 +175,7 @@ impl Tally {
             profile: settings.profile.as_str(),
             evaluator: evaluator.name(),
             target_depth: settings.depth.plies_for(&first),
+            node_budget: settings.node_budget,
             nodes: self.nodes,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
             odds: odds_play.map(|play| ReviewOdds {
