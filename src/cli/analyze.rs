@@ -145,7 +145,7 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
         s.profile,
         s.evaluator,
         s.target_depth,
-        s.node_budget.map_or(String::new(), |n| format!(", node budget {n}")),
+        budget_words(s.node_budget),
         s.elapsed_ms / 1e3
     )?;
     writeln!(
@@ -203,20 +203,29 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
 }
 
 /// The review's largest odds losses, one line each: "move 812: played left, best up: cost 6.0 points of 32768".
+/// ", node budget N" when there is one, else nothing.
+fn budget_words(node_budget: Option<u64>) -> String {
+    node_budget.map_or(String::new(), |n| format!(", node budget {n}"))
+}
+
 fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<()> {
     let play = &odds.play;
     if odds.largest_losses.is_empty() {
         writeln!(
             out,
-            "reach odds (network {}, depth {}): no move lost any chance of the next milestones",
-            play.network, play.depth
+            "reach odds (network {}, depth {}{}): no move lost any chance of the next milestones",
+            play.network,
+            play.depth,
+            budget_words(play.node_budget)
         )?;
         return Ok(());
     }
     writeln!(
         out,
-        "\nlargest odds losses (the default play's chance of the next milestones; network {}, depth {}):",
-        play.network, play.depth
+        "\nlargest odds losses (the default play's chance of the next milestones; network {}, depth {}{}):",
+        play.network,
+        play.depth,
+        budget_words(play.node_budget)
     )?;
     for l in &odds.largest_losses {
         writeln!(

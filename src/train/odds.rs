@@ -5,7 +5,10 @@
 //! features ([`crate::eval::odds::FEATURES`]), fitted by Newton's method (iteratively reweighted least squares) with a
 //! small ridge penalty; then a monotone calibration map from its score to the observed rate (isotonic regression,
 //! pool-adjacent-violators, its blocks merged until each holds at least a 1/[`CALIBRATION_POINTS`] share of the
-//! positions), so that the chances agree with the outcomes where the logistic curve bends the wrong way.
+//! positions), so that the chances agree with the outcomes where the logistic curve bends the wrong way. The map's
+//! rates stay within (0.5 / (g + 1), (g + 0.5) / (g + 1)) for g fitted games: a tile that all of 150 games made gets
+//! 99.7%, not a certainty no finite number of games can show (the positions of one game share its outcome, so the
+//! games, not the positions, are what a rate is known from).
 
 use crate::eval::odds::{FitSummary, FittedFor, ModelError, OddsModel, Situation, TileModel, FEATURES, TILES};
 
@@ -25,12 +28,13 @@ const STEPS: usize = 50;
 
 /// Fits one model per tile of [`TILES`] on `examples`; `fitted_for` and `fit` are recorded in the model.
 pub fn fit(examples: &[Example], fitted_for: FittedFor, fit: FitSummary) -> Result<OddsModel, ModelError> {
-    let tiles = TILES.iter().map(|&tile| fit_tile(tile, examples)).collect();
+    let tiles = TILES.iter().map(|&tile| fit_tile(tile, examples, fit.games)).collect();
     OddsModel::new(fitted_for, fit, tiles)
 }
 
-/// One tile's model (a tile no position lacks, or that every or no position's game made, gets a flat map).
-pub fn fit_tile(tile: u32, examples: &[Example]) -> TileModel {
+/// One tile's model (a tile no position lacks, or that every or no position's game made, gets a flat map), its
+/// rates kept within what `games` fitted games can show.
+pub fn fit_tile(tile: u32, examples: &[Example], games: u64) -> TileModel {
     let exponent = tile.trailing_zeros() as u8;
     let cases: Vec<([f64; FEATURES.len()], f64)> = examples
         .iter()
@@ -51,8 +55,19 @@ pub fn fit_tile(tile: u32, examples: &[Example]) -> TileModel {
     TileModel {
         tile,
         weights: weights.to_vec(),
-        calibration: isotonic(&scored, CALIBRATION_POINTS),
+        calibration: bounded(isotonic(&scored, CALIBRATION_POINTS), games),
     }
+}
+
+/// The calibration map with its rates kept within (0.5 / (g + 1), (g + 0.5) / (g + 1)) for `games` games g: no
+/// finite number of games shows a chance of exactly 0 or 1.
+fn bounded(mut map: Vec<(f64, f64)>, games: u64) -> Vec<(f64, f64)> {
+    let g = games.max(1) as f64;
+    let (low, high) = (0.5 / (g + 1.0), (g + 0.5) / (g + 1.0));
+    for point in &mut map {
+        point.1 = point.1.clamp(low, high);
+    }
+    map
 }
 
 /// Logistic regression by Newton's method: the weights maximising the likelihood of `cases` (features, 0 or 1)
@@ -198,5 +213,26 @@ mod tests {
         assert!(map.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{map:?}");
         let mean: f64 = sorted.iter().map(|s| s.1).sum::<f64>() / 1000.0;
         assert!(map[0].1 < mean && map[map.len() - 1].1 > mean);
+    }
+
+    #[test]
+    fn a_tile_every_fitted_game_made_is_likely_not_certain() {
+        let situation = Situation {
+            after: crate::engine::Tiles::from_rows(&[[2, 4, 8, 16], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+                .expect("a board"),
+            value: 1000.0,
+        };
+        let made = |final_max| Example { situation, final_max };
+        let all: Vec<Example> = (0..300).map(|_| made(4096)).collect();
+        let model = fit_tile(2048, &all, 150);
+        assert_eq!(
+            model.calibration.iter().map(|p| p.1).collect::<Vec<_>>(),
+            vec![150.5 / 151.0]
+        );
+        let none = fit_tile(8192, &all, 150);
+        assert_eq!(
+            none.calibration.iter().map(|p| p.1).collect::<Vec<_>>(),
+            vec![0.5 / 151.0]
+        );
     }
 }

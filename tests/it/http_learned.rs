@@ -276,7 +276,10 @@ async fn the_learned_default_searches_within_its_node_budget_unless_a_depth_or_t
     assert_eq!(status, 200, "{default}");
     assert_matches_schema("BestMoveResponse", &default);
     let s = search_of(&default);
-    assert_eq!((s["profile"].as_str(), s["target_depth"].as_u64()), (Some("learned"), Some(9)));
+    assert_eq!(
+        (s["profile"].as_str(), s["target_depth"].as_u64()),
+        (Some("learned"), Some(9))
+    );
     assert_eq!(s["node_budget"], 40_000);
     let depth = s["depth"].as_u64().unwrap();
     assert!(depth % 2 == 1 && (1..=9).contains(&depth), "{s}");
@@ -285,7 +288,10 @@ async fn the_learned_default_searches_within_its_node_budget_unless_a_depth_or_t
     let p = path.to_str().unwrap();
     let from_cli = cli(&["best-move", EXAMPLE, "--weights", p, "--json"]);
     assert_eq!(from_cli["moves"], default["moves"]);
-    assert_eq!((&from_cli["search"]["depth"], &from_cli["search"]["nodes"]), (&s["depth"], &s["nodes"]));
+    assert_eq!(
+        (&from_cli["search"]["depth"], &from_cli["search"]["nodes"]),
+        (&s["depth"], &s["nodes"])
+    );
     // Its values are a plain search's at the depth it chose.
     let (_, plain) = post(&server, "/best-move", ask(json!({"depth": depth}))).await;
     assert_eq!(plain["moves"], default["moves"]);
@@ -293,13 +299,29 @@ async fn the_learned_default_searches_within_its_node_budget_unless_a_depth_or_t
 
     // A depth or a time budget asked for is searched as asked; a node budget given with a depth bounds it.
     let (_, deep) = post(&server, "/best-move", ask(json!({"depth": 7}))).await;
-    assert_eq!((&deep["search"]["depth"], &deep["search"]["node_budget"]), (&json!(7), &Value::Null));
+    assert_eq!(
+        (&deep["search"]["depth"], &deep["search"]["node_budget"]),
+        (&json!(7), &Value::Null)
+    );
     let (_, timed) = post(&server, "/best-move", ask(json!({"time_budget_ms": 2000}))).await;
     assert_eq!(timed["search"]["node_budget"], Value::Null);
     let (status, small) = post(&server, "/best-move", ask(json!({"depth": 9, "node_budget": 1}))).await;
     assert_eq!(status, 200, "{small}");
-    assert_eq!((&small["search"]["depth"], &small["search"]["node_budget"]), (&json!(1), &json!(1)));
-    let from_cli = cli(&["best-move", EXAMPLE, "--weights", p, "--depth", "9", "--node-budget", "1", "--json"]);
+    assert_eq!(
+        (&small["search"]["depth"], &small["search"]["node_budget"]),
+        (&json!(1), &json!(1))
+    );
+    let from_cli = cli(&[
+        "best-move",
+        EXAMPLE,
+        "--weights",
+        p,
+        "--depth",
+        "9",
+        "--node-budget",
+        "1",
+        "--json",
+    ]);
     assert_eq!(from_cli["moves"], small["moves"]);
 
     // Out of range: a clear 422 at the field.

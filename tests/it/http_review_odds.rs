@@ -182,7 +182,8 @@ async fn a_review_with_odds_gives_each_move_its_milestones_and_the_summary_its_l
     // The summary: the play, and the largest losses sorted, each the move's own largest.
     let odds = &review["summary"]["odds"];
     assert_eq!(odds["play"]["profile"], "learned");
-    assert_eq!(odds["play"]["depth"], 5);
+    assert_eq!(odds["play"]["depth"], 9);
+    assert_eq!(odds["play"]["node_budget"], 40_000);
     let listed = odds["largest_losses"].as_array().expect("largest_losses");
     assert!(!listed.is_empty() && listed.len() <= LARGEST_ODDS_LOSSES, "{odds}");
     let losses: Vec<f64> = listed.iter().map(|l| number(&l["loss"])).collect();

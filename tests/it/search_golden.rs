@@ -336,7 +336,12 @@ fn a_node_budget_chooses_the_depth_by_nodes_alone_and_never_cuts_an_iteration() 
             },
             ..Profile::Tuned.settings()
         };
-        search(&Tiles::from_rows(rows).unwrap(), &evaluator, &settings, &StopHandle::new())
+        search(
+            &Tiles::from_rows(rows).unwrap(),
+            &evaluator,
+            &settings,
+            &StopHandle::new(),
+        )
     };
     for rows in [&EXAMPLE, &SECOND] {
         let mut deepest = 0;
@@ -347,14 +352,20 @@ fn a_node_budget_chooses_the_depth_by_nodes_alone_and_never_cuts_an_iteration() 
             // Nothing was cut: the values are those of a plain search to the depth the budget chose.
             assert!(!o.stats.truncated, "budget {budget}");
             assert_eq!(o.stats.depth % 2, 1, "odd depths only");
-            assert!(o.stats.depth >= deepest, "a larger budget never searches shallower: {depths:?}");
+            assert!(
+                o.stats.depth >= deepest,
+                "a larger budget never searches shallower: {depths:?}"
+            );
             deepest = o.stats.depth;
             let plain = run(rows, Profile::Tuned, o.stats.depth, true);
             assert_eq!(o.values, plain.values, "budget {budget}, depth {}", o.stats.depth);
             assert_eq!(o.best, plain.best);
             // Nodes, not time: the same search on two threads, to the node.
             let two = budgeted(rows, budget, 2);
-            assert_eq!((two.values, two.stats.depth, two.stats.nodes), (o.values, o.stats.depth, o.stats.nodes));
+            assert_eq!(
+                (two.values, two.stats.depth, two.stats.nodes),
+                (o.values, o.stats.depth, o.stats.nodes)
+            );
         }
         // The smallest budget stops after one ply, the largest reaches the depth asked for, and the ones between
         // go somewhere between.
@@ -375,11 +386,19 @@ fn a_crowded_board_gets_a_deeper_search_than_an_open_one_from_the_same_node_budg
             node_budget: Some(budget),
             ..Profile::Tuned.settings()
         };
-        let o = search(&Tiles::from_rows(rows).unwrap(), &evaluator, &settings, &StopHandle::new());
+        let o = search(
+            &Tiles::from_rows(rows).unwrap(),
+            &evaluator,
+            &settings,
+            &StopHandle::new(),
+        );
         (o.stats.depth, o.stats.nodes)
     };
     let budget = 20_000;
     let (deep, deep_nodes) = depth_at(&crowded, budget);
     let (shallow, shallow_nodes) = depth_at(&open, budget);
-    assert!(deep > shallow, "crowded {deep} plies ({deep_nodes} nodes), open {shallow} ({shallow_nodes})");
+    assert!(
+        deep > shallow,
+        "crowded {deep} plies ({deep_nodes} nodes), open {shallow} ({shallow_nodes})"
+    );
 }

@@ -343,7 +343,10 @@ pub(crate) fn test_play() -> FittedFor {
 
 fn describe(s: &FittedFor) -> String {
     let budget = s.node_budget.map_or(String::new(), |n| format!(", node budget {n}"));
-    format!("profile {}, depth {}, cut-off {}{budget}", s.profile, s.depth, s.prob_cutoff)
+    format!(
+        "profile {}, depth {}, cut-off {}{budget}",
+        s.profile, s.depth, s.prob_cutoff
+    )
 }
 
 /// The chances of a board with no legal move: 1 for the tiles it holds, 0 for the others.
