@@ -6,10 +6,12 @@
 Each REPORT is an `advisor2048 simulate --json` or `advisor2048 report --json` output; its time per move is the
 summary's `cpu_ms_per_move` (the CPU time of the game threads: runs counted on the CPU clock hold it to their budget),
 or `ms_per_move` for a report without it, or the figure given after the file (`LABEL=REPORT.json@0.12`: a run
-played before `cpu_ms` was kept, beside other work, timed by `advisor2048 bench` instead). Labels starting with "budget" are drawn as one series, the others (fixed
-depths) as another. Needs matplotlib (pip install matplotlib).
+played before `cpu_ms` was kept, beside other work, timed by `advisor2048 bench` instead). `LABEL=A.json+B.json`
+pools runs of the same settings (other seeds): their games, moves and times together. Labels starting with "budget"
+(time budgets) and "nodes" (node budgets) are drawn as series of their own, the others (fixed depths) as a third. Needs matplotlib (pip install matplotlib).
 """
 import json
+import math
 import sys
 
 import matplotlib
@@ -18,29 +20,51 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple:
+    """The 95% Wilson score interval of k successes in n trials."""
+    p = k / n
+    d = 1 + z * z / n
+    c = p + z * z / (2 * n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (c - h) / d, (c + h) / d
+
+
 def point(label: str, spec: str) -> dict:
-    path, _, given_ms = spec.partition("@")
-    with open(path) as f:
-        s = json.load(f)["summary"]
-    rate = next(r for r in s["reach"] if r["tile"] == 32768)
-    ms = float(given_ms) if given_ms else (s.get("cpu_ms_per_move") or s["ms_per_move"])
-    return dict(label=label, ms=ms, rate=rate["rate"], low=rate["ci_low"], high=rate["ci_high"],
-                games=rate["games"], mean=s["mean_score"])
+    paths, _, given_ms = spec.partition("@")
+    reached = games = moves = 0
+    ms_sum = score_sum = 0.0
+    for path in paths.split("+"):
+        with open(path) as f:
+            s = json.load(f)["summary"]
+        rate = next(r for r in s["reach"] if r["tile"] == 32768)
+        reached += rate["reached"]
+        games += rate["games"]
+        moves += s["total_moves"]
+        ms_sum += (s.get("cpu_ms_per_move") or s["ms_per_move"]) * s["total_moves"]
+        score_sum += s["mean_score"] * s["finished"]
+    low, high = wilson(reached, games)
+    ms = float(given_ms) if given_ms else ms_sum / moves
+    return dict(label=label, ms=ms, rate=reached / games, low=low, high=high, games=games, mean=score_sum / games)
+
+
+def kind(label: str) -> str:
+    """The series a label belongs to: its first word ("budget", "nodes"), else "depth"."""
+    return next((k for k in ("budget", "nodes") if label.startswith(k)), "depth")
 
 
 def main(out: str, specs: list) -> None:
     points = [point(*spec.split("=", 1)) for spec in specs]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for series, marker in (("budget", "o"), ("depth", "s")):
-        pts = sorted((p for p in points if p["label"].startswith("budget") == (series == "budget")),
-                     key=lambda p: p["ms"])
+    names = {"budget": "time budget", "nodes": "node budget (the default)", "depth": "fixed depth"}
+    for series, marker in (("budget", "o"), ("nodes", "D"), ("depth", "s")):
+        pts = sorted((p for p in points if kind(p["label"]) == series), key=lambda p: p["ms"])
         if not pts:
             continue
         xs = [p["ms"] for p in pts]
         ax1.errorbar(xs, [100 * p["rate"] for p in pts],
                      yerr=[[100 * (p["rate"] - p["low"]) for p in pts], [100 * (p["high"] - p["rate"]) for p in pts]],
-                     marker=marker, capsize=3, label="time budget" if series == "budget" else "fixed depth")
-        ax2.plot(xs, [p["mean"] for p in pts], marker=marker, label="time budget" if series == "budget" else "fixed depth")
+                     marker=marker, capsize=3, label=names[series])
+        ax2.plot(xs, [p["mean"] for p in pts], marker=marker, label=names[series])
         for p in pts:
             ax1.annotate(f"{p['label']} ({p['games']})", (p["ms"], 100 * p["rate"]), textcoords="offset points",
                          xytext=(4, -12), fontsize=7)
