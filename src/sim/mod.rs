@@ -59,7 +59,8 @@ use record::note_milestones;
 pub use record::{GameRecord, Milestone, TraceStep, MILESTONES};
 pub use stats::{median, wilson_interval, MergeError, ReachRate, SimReport, Summary};
 
-/// Everything that defines a run. With a depth-bounded search, the same config gives the same games.
+/// Everything that defines a run. With a search bounded by depth and node budget (no time budget), the same config
+/// gives the same games.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     /// Number of games to play.
