@@ -8,7 +8,8 @@ summary's `cpu_ms_per_move` (the CPU time of the game threads: runs counted on t
 or `ms_per_move` for a report without it, or the figure given after the file (`LABEL=REPORT.json@0.12`: a run
 played before `cpu_ms` was kept, beside other work, timed by `advisor2048 bench` instead). `LABEL=A.json+B.json`
 pools runs of the same settings (other seeds): their games, moves and times together. Labels starting with "budget"
-(time budgets) and "nodes" (node budgets) are drawn as series of their own, the others (fixed depths) as a third. Needs matplotlib (pip install matplotlib).
+(time budgets) and "nodes" (node budgets) are drawn as series of their own, the others (fixed depths) as a third.
+Needs matplotlib (pip install matplotlib).
 """
 import json
 import math

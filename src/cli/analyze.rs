@@ -15,7 +15,7 @@ use serde_json::Value;
 use advisor2048::request::analyze::{AnalyzeBounds, AnalyzeRequest, AnalyzeResponse, ReviewOdds, REVIEW_ODDS_FIELDS};
 use advisor2048::request::field::Field;
 use advisor2048::request::{ONE_SEARCH, SEARCH};
-use advisor2048::search::StopHandle;
+use advisor2048::search::{node_budget_words, StopHandle};
 
 use super::request::{Body, FieldFlags, FieldSet, Flags};
 use super::signals::{stop_on_signals, INTERRUPTED, STOP_THEN_QUIT};
@@ -145,7 +145,7 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
         s.profile,
         s.evaluator,
         s.target_depth,
-        budget_words(s.node_budget),
+        node_budget_words(s.node_budget),
         s.elapsed_ms / 1e3
     )?;
     writeln!(
@@ -203,11 +203,6 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
 }
 
 /// The review's largest odds losses, one line each: "move 812: played left, best up: cost 6.0 points of 32768".
-/// ", node budget N" when there is one, else nothing.
-fn budget_words(node_budget: Option<u64>) -> String {
-    node_budget.map_or(String::new(), |n| format!(", node budget {n}"))
-}
-
 fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<()> {
     let play = &odds.play;
     if odds.largest_losses.is_empty() {
@@ -216,7 +211,7 @@ fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<
             "reach odds (network {}, depth {}{}): no move lost any chance of the next milestones",
             play.network,
             play.depth,
-            budget_words(play.node_budget)
+            node_budget_words(play.node_budget)
         )?;
         return Ok(());
     }
@@ -225,7 +220,7 @@ fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<
         "\nlargest odds losses (the default play's chance of the next milestones; network {}, depth {}{}):",
         play.network,
         play.depth,
-        budget_words(play.node_budget)
+        node_budget_words(play.node_budget)
     )?;
     for l in &odds.largest_losses {
         writeln!(

@@ -26,7 +26,7 @@ use advisor2048::request::odds::{OddsSource, ODDS_FIELDS};
 use advisor2048::request::{
     BestMoveRequest, EvaluateRequest, EvaluatorRequest, SearchBounds, EVALUATE, ONE_SEARCH, SEARCH,
 };
-use advisor2048::search::{StopHandle, MAX_DEPTH};
+use advisor2048::search::{node_budget_words, StopHandle, MAX_DEPTH};
 use advisor2048::server::cors::CorsOrigins;
 use advisor2048::server::{self, defaults, AppState, ServerConfig, DEFAULT_LISTEN};
 use request::{Body, FieldFlags, FieldSet, Flags};
@@ -548,7 +548,7 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
         s.evaluator,
         s.depth,
         s.target_depth,
-        s.node_budget.map_or(String::new(), |n| format!(" (node budget {n})")),
+        node_budget_words(s.node_budget),
         s.nodes,
         s.tt_hits,
         s.elapsed_ms,

@@ -55,8 +55,8 @@ pub const PROFILE: Field = Field {
     flag: "profile",
     value_name: "PROFILE",
     help: "Named defaults, each field overridable (learned: evaluator ntuple, the network of --weights, up to 9 \
-           plies within a node budget of 40000, reward weight 1, leaves right after a move; tuned: evaluator tuned, depth auto; classic: evaluator \
-           classic, depth 4, reward weight 1)",
+           plies within a node budget of 40000, reward weight 1, leaves right after a move; tuned: evaluator \
+           tuned, depth auto; classic: evaluator classic, depth 4, reward weight 1)",
     accepts: Accepts::Name { names: Profile::NAMES },
     absent: Absent::Said("learned; tuned with --weights none"),
     flag_default: FlagDefault::Absent,

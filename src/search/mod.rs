@@ -59,7 +59,8 @@ use std::time::{Duration, Instant};
 pub use clock::{thread_cpu_time, BudgetClock};
 pub use effort::{danger_weight, node_allowance};
 pub use params::{
-    auto_depth, Depth, ParseDepthError, ParseProfileError, Profile, RunSettings, SearchSettings, Terminal,
+    auto_depth, node_budget_words, Depth, ParseDepthError, ParseProfileError, Profile, RunSettings, SearchSettings,
+    Terminal,
 };
 pub use params::{DEFAULT_TT_BITS, LEARNED_DEFAULT_DEPTH, LEARNED_NODE_BUDGET, MAX_DEPTH};
 pub use stop::{StopHandle, StopOnDrop};

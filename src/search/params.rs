@@ -214,11 +214,13 @@ pub struct RunSettings {
 impl SearchSettings {
     /// How deep the search goes, in words: `depth 5`, or `depth 9, node budget 40000`.
     pub fn depth_words(&self) -> String {
-        match self.node_budget {
-            Some(n) => format!("depth {}, node budget {n}", self.depth),
-            None => format!("depth {}", self.depth),
-        }
+        format!("depth {}{}", self.depth, node_budget_words(self.node_budget))
     }
+}
+
+/// `, node budget N` for a search with a node budget, else nothing (appended to a depth in printed summaries).
+pub fn node_budget_words(node_budget: Option<u64>) -> String {
+    node_budget.map_or(String::new(), |n| format!(", node budget {n}"))
 }
 
 impl Default for SearchSettings {
