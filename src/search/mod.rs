@@ -241,6 +241,24 @@ fn search_timed(
     }
 }
 
+/// What the threads of one search share: the nodes searched so far, and the search's name for the leaf-value cache
+/// of the transposition tables it takes ([`TranspositionTable::begin_leaf_epoch`]).
+struct Shared {
+    nodes: AtomicU64,
+    leaf_epoch: u64,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        /// The next search's leaf epoch: unique in the process (one per search, whose evaluator is fixed).
+        static NEXT_LEAF_EPOCH: AtomicU64 = AtomicU64::new(1);
+        Shared {
+            nodes: AtomicU64::new(0),
+            leaf_epoch: NEXT_LEAF_EPOCH.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
 /// The result of one root direction in one iteration.
 #[derive(Clone, Copy, Default)]
 struct RootResult {
@@ -322,7 +340,7 @@ fn search_with<E: Evaluator>(
     // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
     let deepen = budget_end.is_some() || node_allowance.is_some();
     let shallower = (1..target).step_by(2).filter(|_| deepen);
-    let shared_nodes = AtomicU64::new(0);
+    let shared = Shared::new();
     // Under a budget: the time and nodes of the last two completed iterations, to foresee the next one.
     let mut pace = Pace::default();
     for depth in shallower.chain(std::iter::once(target)) {
@@ -349,8 +367,8 @@ fn search_with<E: Evaluator>(
         let nodes_before = outcome.stats.nodes;
         let limits = (deadline, budget_end);
         let results = match fast_roots {
-            Some(roots) => run_iteration(roots, depth, eval, settings, stop, limits, &shared_nodes),
-            None => run_iteration(roots, depth, eval, settings, stop, limits, &shared_nodes),
+            Some(roots) => run_iteration(roots, depth, eval, settings, stop, limits, &shared),
+            None => run_iteration(roots, depth, eval, settings, stop, limits, &shared),
         };
         let mut aborted = false;
         for r in results.iter().flatten() {
@@ -507,7 +525,7 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
     settings: &SearchSettings,
     stop: &StopHandle,
     limits: (Option<Instant>, Option<Budget>),
-    shared_nodes: &AtomicU64,
+    shared: &Shared,
 ) -> [Option<RootResult>; 4] {
     let mut legal = [0usize; 4];
     let mut count = 0;
@@ -526,8 +544,9 @@ fn run_iteration<P: Position + Send + Sync, E: Evaluator>(
             let mut tt = tt;
             if let Some(t) = tt.as_deref_mut() {
                 t.new_generation();
+                t.begin_leaf_epoch(shared.leaf_epoch);
             }
-            let mut ctx = Ctx::new(eval, settings, rng, tt, stop.flag(), limits, node_limit, shared_nodes);
+            let mut ctx = Ctx::new(eval, settings, rng, tt, stop.flag(), limits, node_limit, &shared.nodes);
             let value = settings.reward_weight * reward as f64 + ctx.chance_node(after, depth - 1, 1.0);
             RootResult {
                 value,
