@@ -11,7 +11,7 @@
 //! prefetches the slots of a move node's children before descending ([`TranspositionTable::prefetch`]).
 //!
 //! Beside it, for an evaluator whose values are worth it (the n-tuple network: f32 values, 32 lookups each), a
-//! small direct-mapped cache of the values of the boards after a leaf's moves (4096 entries of the same 16 bytes,
+//! small direct-mapped cache of the values of the boards after a leaf's moves (16,384 entries of the same 16 bytes,
 //! allocated on first use). Unlike the table's values, these are exact: a board's value does not depend on where it
 //! was met, and an f32 value is kept as it is. Many recur among a chance node's sibling leaves (a tile spawned
 //! anywhere in one gap of a row slides to the same place), and among the leaves of the other root directions and of
@@ -29,8 +29,9 @@ struct Entry {
     stamp: u32,
 }
 
-/// log2 of the entries of the leaf-value cache ([`TranspositionTable::leaf_value`]): 4096 entries, 64 KiB.
-const LEAF_BITS: u8 = 12;
+/// log2 of the entries of the leaf-value cache ([`TranspositionTable::leaf_value`]): 16,384 entries, 256 KiB, within
+/// a core's L2 cache (a 5-ply search computes 1% fewer values than with 4096 entries, the default play 7% fewer).
+const LEAF_BITS: u8 = 14;
 
 /// A fixed-size, direct-mapped table of chance-node values, and beside it a small cache of the values of the boards
 /// after a leaf's moves.
@@ -61,7 +62,7 @@ impl TranspositionTable {
         }
     }
 
-    /// Allocates the leaf-value cache, if not yet (64 KiB, kept with the table).
+    /// Allocates the leaf-value cache, if not yet (256 KiB, kept with the table).
     pub fn enable_leaf_values(&mut self) {
         if self.leaves.is_empty() {
             self.leaves = vec![Entry::default(); 1 << LEAF_BITS];
