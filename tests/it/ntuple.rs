@@ -880,6 +880,24 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     let digest = Sha256::digest(std::fs::read(&list_path).unwrap());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(net.info.as_ref().unwrap().checksum(), &hex[..16]);
+    // An f32 part beside an f16 one: the network holds f32 weights, each stage exactly its part's values.
+    let open32_path = dir.join("open32.a2n");
+    file::save(&open32_path, &open, ValueType::F32, &TrainingSummary::default(), &[]).unwrap();
+    let mixed_path = dir.join("mixed.json");
+    staged::write_list(&mixed_path, &[(0, open32_path.clone()), (256, late_path.clone())]).unwrap();
+    let mixed = staged::load_any(&mixed_path).unwrap();
+    assert!(!mixed.is_f16());
+    let open32 = file::load(&open32_path).unwrap().0;
+    for _ in 0..200 {
+        let mut board = Board::default();
+        for _ in 0..10 {
+            board = board.spawn(&mut rng).unwrap_or(board);
+        }
+        let board = Board(board.0 | (u64::from(rng.below(12) as u8) << 60));
+        let t = board.transpose();
+        let part = if board.max_exponent() >= 8 { &late16 } else { &open32 };
+        assert_eq!(mixed.value(board, t), part.value(board, t), "{board:?}");
+    }
 
     // A corrupt part: its checksum error names its file.
     let good_late = std::fs::read(&late_path).unwrap();

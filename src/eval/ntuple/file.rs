@@ -376,6 +376,25 @@ pub fn inspect(bytes: &[u8]) -> Result<(NetInfo, usize), NetFileError> {
     Ok((info, 16 + header_len))
 }
 
+/// The header of a weight file, read without checking the file (no checksum, no weights): `None` when it cannot
+/// be read. For planning before [`decode`], which checks everything and names what is wrong.
+pub fn peek_header(bytes: &[u8]) -> Option<NetHeader> {
+    if bytes.len() < 16 + 32 || &bytes[..8] != MAGIC {
+        return None;
+    }
+    let header_len = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+    if header_len > MAX_HEADER || 16 + header_len > bytes.len() - 32 {
+        return None;
+    }
+    serde_json::from_slice(&bytes[16..16 + header_len]).ok()
+}
+
+/// Whether [`decode`] keeps a file's weights as f16 in memory: f16 weights with a power-of-two scale (as `encode`
+/// writes them); other weights are widened to f32 with the scale applied to each.
+pub fn keeps_f16(header: &NetHeader) -> bool {
+    header.value_type == ValueType::F16 && header.scale.to_bits() & 0x007f_ffff == 0
+}
+
 /// Decodes a weight file: the network, what the file says about itself, and the trainer state (empty unless a
 /// checkpoint).
 pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError> {
@@ -411,7 +430,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
     }
     // f16 weights stay f16 in memory (half the memory, the same values) when the scale is a power of two, as
     // `encode` writes it; else they are widened to f32 with the scale applied to each.
-    let keep_f16 = h.value_type == ValueType::F16 && scale.to_bits() & 0x007f_ffff == 0;
+    let keep_f16 = keeps_f16(h);
     let width = h.value_type.bytes();
     let mut chunk = vec![0u8; (1 << 20) * width];
     // The next chunk of the payload's weights, `done` weights already read.

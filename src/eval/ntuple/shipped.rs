@@ -12,10 +12,10 @@
 //! (`6ede512830f0a44c`, 35.4 billion moves with halving restarts: the strongest late game). docs/strength.md has
 //! their measurements side by side.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::file::NetFileError;
-use super::staged::{self, StageList, StagedError};
+use super::staged::{self, PartBytes, StageList, StagedError};
 use super::Network;
 
 /// The one place the shipped network is named: shipping another network is this line, [`PARTS`] and the files in
@@ -57,7 +57,8 @@ pub fn bytes() -> &'static [u8] {
 }
 
 /// Decodes and checks the shipped network: the list against [`CHECKSUM`], each part against the list (inflating
-/// 2 x 134 MB of f16 weights, kept as f16 in memory: 256 MiB).
+/// 2 x 134 MB of f16 weights, kept as f16 in memory: 256 MiB). Each part's compressed bytes are handed back to the
+/// kernel once decoded ([`staged::release_embedded`]): they are not read again unless the network is loaded again.
 pub fn load() -> Result<Network, StagedError> {
     let list = StageList::parse(LIST).map_err(|reason| StagedError::List {
         path: PATH.into(),
@@ -77,9 +78,9 @@ pub fn load() -> Result<Network, StagedError> {
                     "not embedded in this binary",
                 )),
             })?;
-        parts.push((Path::new(part.file.as_str()), bytes));
+        parts.push((PathBuf::from(&part.file), PartBytes::Embedded(bytes)));
     }
-    let net = staged::assemble(&list, LIST, &parts)?;
+    let net = staged::assemble(&list, LIST, parts)?;
     let checksum = net.info.as_ref().map(|i| i.checksum().to_owned()).unwrap_or_default();
     if checksum != CHECKSUM {
         return Err(StagedError::File(NetFileError::Checksum {

@@ -163,37 +163,105 @@ pub fn load_any(path: &Path) -> Result<Network, StagedError> {
             path: part_path.clone(),
             source: NetFileError::Io(source),
         })?;
-        parts.push((part_path, part_bytes));
+        parts.push((part_path, PartBytes::Read(part_bytes)));
     }
-    let views: Vec<(&Path, &[u8])> = parts.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect();
-    assemble(&list, &bytes, &views)
+    assemble(&list, &bytes, parts)
 }
 
-/// Builds the network of a stage list from its parts' bytes (`parts[k]`: stage k's file name, for errors, and
-/// bytes); `list_bytes` are the list's own bytes (the network's checksum is theirs).
-pub fn assemble(list: &StageList, list_bytes: &[u8], parts: &[(&Path, &[u8])]) -> Result<Network, StagedError> {
+/// A part's bytes as [`assemble`] takes them. Each is let go as soon as it is decoded, so loading holds the
+/// network, one decoded part and the parts' compressed bytes not yet decoded, not every part twice over.
+pub enum PartBytes {
+    /// Read from a file: freed once decoded.
+    Read(Vec<u8>),
+    /// Embedded in this binary: its pages handed back to the kernel once decoded ([`release_embedded`]).
+    Embedded(&'static [u8]),
+}
+
+impl PartBytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            PartBytes::Read(b) => b,
+            PartBytes::Embedded(b) => b,
+        }
+    }
+
+    fn let_go(self) {
+        if let PartBytes::Embedded(b) = self {
+            release_embedded(b);
+        }
+    }
+}
+
+/// Asks the kernel to reclaim the memory pages wholly inside `bytes`, data embedded in this binary and never
+/// written (Linux `MADV_PAGEOUT`: the pages' contents are kept, and are read from the executable again if ever
+/// touched; elsewhere, or on a kernel without it, nothing happens). A shipped network's compressed parts are read
+/// once at start; without this their 140 MB stayed in the process's resident memory for its whole life.
+pub fn release_embedded(bytes: &'static [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = (bytes.as_ptr() as usize).next_multiple_of(PAGE);
+        let end = (bytes.as_ptr() as usize + bytes.len()) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: MADV_PAGEOUT is advice that keeps every page's contents (a clean file page is dropped and read
+            // back from the file on the next access; an anonymous one would be swapped out, never cleared). The
+            // range lies inside `bytes`, a `'static` slice no one writes, and the call neither reads nor writes it.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+}
+
+/// The weights of the stages decoded so far, in the network's one representation.
+enum Combined {
+    F16 { bits: Vec<u16>, scale: f32 },
+    F32(Vec<f32>),
+}
+
+/// Builds the network of a stage list from its parts (`parts[k]`: stage k's file name, for errors, and bytes),
+/// decoding them one at a time and letting each go as soon as its weights are in the network; `list_bytes` are the
+/// list's own bytes (the network's checksum is theirs).
+pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBytes)>) -> Result<Network, StagedError> {
     let starts = list.start_exponents().map_err(|reason| StagedError::List {
         path: PathBuf::from("stage list"),
         reason,
     })?;
-    let mut decoded = Vec::with_capacity(parts.len());
-    for (stage, (&(path, bytes), part)) in parts.iter().zip(&list.stages).enumerate() {
-        let (net, info, state) = file::decode(bytes).map_err(|source| StagedError::Part {
+    if parts.len() != starts.len() {
+        return Err(StagedError::List {
+            path: PathBuf::from("stage list"),
+            reason: format!("{} stages named, {} files given", starts.len(), parts.len()),
+        });
+    }
+    // Planned from the parts' headers before any is decoded: the network is f16 when every part is, at the largest
+    // of their scales. (A header that cannot be read fails its part's decoding below, which names the problem.)
+    let headers: Vec<Option<NetHeader>> = parts.iter().map(|(_, b)| file::peek_header(b.as_slice())).collect();
+    let all_f16 = headers.iter().all(|h| h.as_ref().is_some_and(file::keeps_f16));
+    let scale = headers.iter().flatten().map(|h| h.scale).fold(0.0f32, f32::max);
+    let stage_count = parts.len();
+    let mut combined: Option<Combined> = None;
+    let mut decoded: Vec<(usize, Shape, NetInfo)> = Vec::with_capacity(stage_count);
+    for (stage, ((path, bytes), part)) in parts.into_iter().zip(&list.stages).enumerate() {
+        let result = file::decode(bytes.as_slice());
+        bytes.let_go();
+        let (net, info, state) = result.map_err(|source| StagedError::Part {
             stage,
-            path: path.to_owned(),
+            path: path.clone(),
             source,
         })?;
         if info.checksum() != part.checksum {
             return Err(StagedError::PartChecksum {
                 stage,
-                path: path.to_owned(),
+                path,
                 expected: part.checksum.clone(),
                 found: info.checksum().to_owned(),
             });
         }
         let shape_problem = |reason: String| StagedError::PartShape {
             stage,
-            path: path.to_owned(),
+            path: path.clone(),
             reason,
         };
         if net.shape().stages.len() != 1 {
@@ -208,51 +276,57 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: &[(&Path, &[u8])]) -
             ));
         }
         if let Some((_, first, _)) = decoded.first() {
-            let first: &Network = first;
-            if first.shape().tuples != net.shape().tuples {
+            if first.tuples != net.shape().tuples {
                 return Err(shape_problem(format!(
                     "has tuples {:?}, stage 0 has {:?}",
                     net.shape().tuples,
-                    first.shape().tuples
+                    first.tuples
                 )));
             }
         }
-        decoded.push((stage, net, info));
-    }
-    if decoded.len() != starts.len() {
-        return Err(StagedError::List {
-            path: PathBuf::from("stage list"),
-            reason: format!("{} stages named, {} files given", starts.len(), decoded.len()),
-        });
-    }
-    let tuples = decoded[0].1.shape().tuples.clone();
-    let shape = Shape::new(tuples.clone(), starts.clone())?;
-    let all_f16 = decoded.iter().all(|(_, n, _)| n.is_f16());
-    let per_stage = shape.weights_per_stage();
-    let mut net = if all_f16 {
-        let scale = decoded
-            .iter()
-            .map(|(_, n, _)| n.f16_scale().unwrap_or(1.0))
-            .fold(0.0f32, f32::max);
-        let mut bits: Vec<u16> = super::huge_page_vec(per_stage * decoded.len());
-        for (_, part, _) in &decoded {
-            if let Weights::F16 { bits: b, scale: s } = &part.weights {
-                if *s == scale {
+        let size = net.shape().weights_per_stage() * stage_count;
+        match (&mut combined, &net.weights) {
+            (None, _) if all_f16 => {
+                combined = Some(Combined::F16 {
+                    bits: super::huge_page_vec(size),
+                    scale,
+                })
+            }
+            (None, _) => combined = Some(Combined::F32(super::huge_page_vec(size))),
+            _ => {}
+        }
+        match (&mut combined, &net.weights) {
+            (Some(Combined::F16 { bits, scale }), Weights::F16 { bits: b, scale: s }) => {
+                if s == scale {
                     bits.extend_from_slice(b);
                 } else {
-                    let ratio = s / scale;
+                    let ratio = s / *scale;
                     bits.extend(b.iter().map(|&h| half::f16::from_f32(f16_to_f32(h) * ratio).to_bits()));
                 }
             }
+            (Some(Combined::F32(weights)), _) => weights.extend_from_slice(&net.weights()),
+            // The headers said every part keeps f16 and this one does not: its file contradicts its header.
+            _ => {
+                return Err(shape_problem(
+                    "decodes to other weights than its header declares".into(),
+                ))
+            }
         }
-        Network::from_f16(shape.clone(), bits, scale).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?
-    } else {
-        let mut weights: Vec<f32> = super::huge_page_vec(per_stage * decoded.len());
-        for (_, part, _) in &decoded {
-            weights.extend_from_slice(&part.weights());
-        }
-        Network::from_weights(shape.clone(), weights).map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?
+        decoded.push((stage, net.shape().clone(), info));
+    }
+    let (Some(combined), Some((_, first, _))) = (combined, decoded.first()) else {
+        return Err(StagedError::List {
+            path: PathBuf::from("stage list"),
+            reason: "names no stage".into(),
+        });
     };
+    let tuples = first.tuples.clone();
+    let shape = Shape::new(tuples.clone(), starts.clone())?;
+    let mut net = match combined {
+        Combined::F16 { bits, scale } => Network::from_f16(shape.clone(), bits, scale),
+        Combined::F32(weights) => Network::from_weights(shape.clone(), weights),
+    }
+    .map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
     let digest = Sha256::digest(list_bytes);
     let sha256: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     let last = &decoded[decoded.len() - 1].2.header.training;
@@ -332,7 +406,7 @@ pub fn write_list(out: &Path, parts: &[(u32, PathBuf)]) -> Result<(StageList, Ne
             file: rel.to_string_lossy().replace('\\', "/"),
             checksum: info.checksum().to_owned(),
         });
-        bytes.push((path.clone(), b));
+        bytes.push((path.clone(), PartBytes::Read(b)));
     }
     let list = StageList {
         format: FORMAT.into(),
@@ -344,11 +418,36 @@ pub fn write_list(out: &Path, parts: &[(u32, PathBuf)]) -> Result<(StageList, Ne
         reason,
     })?;
     let list_bytes = list.to_bytes();
-    let views: Vec<(&Path, &[u8])> = bytes.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect();
-    let net = assemble(&list, &list_bytes, &views)?;
+    let net = assemble(&list, &list_bytes, bytes)?;
     std::fs::write(out, &list_bytes).map_err(|source| StagedError::Io {
         path: out.to_owned(),
         source,
     })?;
     Ok((list, net))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 3 * 4096 + 100;
+    /// Embedded data that is not zero anywhere, spanning whole pages.
+    static DATA: [u8; N] = {
+        let mut a = [0u8; N];
+        let mut i = 0;
+        while i < N {
+            a[i] = (i % 251) as u8 + 1;
+            i += 1;
+        }
+        a
+    };
+
+    #[test]
+    fn released_embedded_pages_keep_their_contents() {
+        let before = DATA.to_vec();
+        release_embedded(&DATA);
+        assert_eq!(&DATA[..], &before[..]);
+        release_embedded(&DATA[5..4000]);
+        assert!(DATA.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8 + 1));
+    }
 }
