@@ -862,12 +862,16 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     let (open16, late16) = (file::load(&open_path).unwrap().0, file::load(&late_path).unwrap().0);
     assert_ne!(open16.f16_scale(), late16.f16_scale());
     let mut rng = Rng::new(5);
-    for _ in 0..500 {
+    // Ten spawns, then a top-left tile of any stage.
+    let random_board = |rng: &mut Rng| {
         let mut board = Board::default();
         for _ in 0..10 {
-            board = board.spawn(&mut rng).unwrap_or(board);
+            board = board.spawn(rng).unwrap_or(board);
         }
-        let board = Board(board.0 | (u64::from(rng.below(12) as u8) << 60));
+        Board(board.0 | (u64::from(rng.below(12) as u8) << 60))
+    };
+    for _ in 0..500 {
+        let board = random_board(&mut rng);
         let t = board.transpose();
         let part = if board.max_exponent() >= 8 { &late16 } else { &open16 };
         let (got, want) = (net.value(board, t), part.value(board, t));
@@ -889,11 +893,7 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     assert!(!mixed.is_f16());
     let open32 = file::load(&open32_path).unwrap().0;
     for _ in 0..200 {
-        let mut board = Board::default();
-        for _ in 0..10 {
-            board = board.spawn(&mut rng).unwrap_or(board);
-        }
-        let board = Board(board.0 | (u64::from(rng.below(12) as u8) << 60));
+        let board = random_board(&mut rng);
         let t = board.transpose();
         let part = if board.max_exponent() >= 8 { &late16 } else { &open32 };
         assert_eq!(mixed.value(board, t), part.value(board, t), "{board:?}");
