@@ -111,6 +111,13 @@ pub trait Evaluator: Send + Sync {
     fn values_worth_caching(&self) -> bool {
         false
     }
+    /// A number naming this evaluator's values in this process: two evaluators with the same key value every board
+    /// alike, now and later. The search's cache of leaf values ([`Evaluator::values_worth_caching`]) then outlives a
+    /// search: the next search with the same key (the next move of a game, the next request) finds the values the
+    /// last one left. `None` (the default): no such promise, and the cache lives for one search.
+    fn values_key(&self) -> Option<u64> {
+        None
+    }
     /// h(board) on any legal board, exactly (tiles up to 131072). No allocation.
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64;
     /// Every component of h(board) with its raw value, weight and contribution; they add up to the total.
@@ -351,6 +358,12 @@ impl Evaluator for AnyEvaluator {
     }
     fn values_worth_caching(&self) -> bool {
         matches!(self, AnyEvaluator::NTuple(_))
+    }
+    fn values_key(&self) -> Option<u64> {
+        match self {
+            AnyEvaluator::NTuple(e) => e.values_key(),
+            _ => None,
+        }
     }
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
         match self {

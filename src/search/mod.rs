@@ -241,20 +241,26 @@ fn search_timed(
     }
 }
 
-/// What the threads of one search share: the nodes searched so far, and the search's name for the leaf-value cache
-/// of the transposition tables it takes ([`TranspositionTable::begin_leaf_epoch`]).
+/// What the threads of one search share: the nodes searched so far, and the name the search gives the leaf-value
+/// cache of the transposition tables it takes ([`TranspositionTable::begin_leaf_epoch`]).
 struct Shared {
     nodes: AtomicU64,
     leaf_epoch: u64,
 }
 
 impl Shared {
-    fn new() -> Shared {
-        /// The next search's leaf epoch: unique in the process (one per search, whose evaluator is fixed).
-        static NEXT_LEAF_EPOCH: AtomicU64 = AtomicU64::new(1);
+    /// For a search with `eval`: the leaf-value cache is named by the evaluator's values key when it has one (the
+    /// values a table holds stay good for every search with that key), else by a name unique to this search.
+    fn new<E: Evaluator>(eval: &E) -> Shared {
+        /// The next search's own name, with the top bit set (a values key never has it).
+        static NEXT_SEARCH: AtomicU64 = AtomicU64::new(1 << 63);
+        let leaf_epoch = match eval.values_key() {
+            Some(key) => key & !(1 << 63),
+            None => NEXT_SEARCH.fetch_add(1, Ordering::Relaxed),
+        };
         Shared {
             nodes: AtomicU64::new(0),
-            leaf_epoch: NEXT_LEAF_EPOCH.fetch_add(1, Ordering::Relaxed),
+            leaf_epoch,
         }
     }
 }
@@ -340,7 +346,7 @@ fn search_with<E: Evaluator>(
     // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
     let deepen = budget_end.is_some() || node_allowance.is_some();
     let shallower = (1..target).step_by(2).filter(|_| deepen);
-    let shared = Shared::new();
+    let shared = Shared::new(eval);
     // Under a budget: the time and nodes of the last two completed iterations, to foresee the next one.
     let mut pace = Pace::default();
     for depth in shallower.chain(std::iter::once(target)) {

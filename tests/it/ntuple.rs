@@ -939,3 +939,72 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     assert!(e.to_string().contains("increase"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The search keeps the values of its leaves' boards from one search to the next when the evaluator's values key
+/// says the values are the same. Searches alternating between two networks (and a stage-pinned evaluator) on the
+/// same boards must each give the values a search without any table gives: one network's cached values never
+/// reach another's search.
+#[test]
+fn the_leaf_value_cache_never_carries_one_networks_values_into_another_networks_search() {
+    use advisor2048::search::{search, StopHandle};
+    let shape = small_shapes()[1].clone();
+    let a = Arc::new(random_network(shape.clone(), 21));
+    let b = Arc::new(random_network(shape, 22));
+    let (ea, eb) = (
+        NTupleEvaluator::new(Arc::clone(&a)),
+        NTupleEvaluator::new(Arc::clone(&b)),
+    );
+    assert_ne!(ea.values_key(), eb.values_key());
+    // A clone has the same weights, so the same key; a stage-pinned evaluator values boards otherwise.
+    assert_eq!(
+        NTupleEvaluator::new(Arc::new((*a).clone())).values_key(),
+        ea.values_key()
+    );
+    let pinned = ea.for_decision(3).expect("a network of two stages pins a stage");
+    assert_ne!(pinned.values_key(), ea.values_key());
+    assert!(ea.values_key().is_some() && pinned.values_key().is_some());
+    let cached = SearchSettings {
+        depth: Depth::Plies(5),
+        node_budget: None,
+        ..Profile::Learned.settings()
+    };
+    let plain = SearchSettings {
+        run: RunSettings {
+            tt_bits: None,
+            ..cached.run.clone()
+        },
+        ..cached.clone()
+    };
+    let boards = [
+        Tiles::from_rows(&[vec![2, 4, 8, 16], vec![0, 2, 4, 8], vec![0, 0, 2, 4], vec![0, 0, 0, 2]]).unwrap(),
+        Tiles::from_rows(&[
+            vec![64, 32, 16, 8],
+            vec![2, 4, 0, 0],
+            vec![0, 2, 0, 0],
+            vec![0, 0, 0, 4],
+        ])
+        .unwrap(),
+    ];
+    let evaluators = [
+        AnyEvaluator::NTuple(ea.clone()),
+        AnyEvaluator::NTuple(eb.clone()),
+        AnyEvaluator::NTuple(pinned),
+    ];
+    for round in 0..3 {
+        for tiles in &boards {
+            for (k, eval) in evaluators.iter().enumerate() {
+                let got = search(tiles, eval, &cached, &StopHandle::new());
+                let want = search(tiles, eval, &plain, &StopHandle::new());
+                for (g, w) in got.values.iter().zip(&want.values) {
+                    let (g, w) = (g.unwrap_or(0.0), w.unwrap_or(0.0));
+                    assert!(
+                        (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                        "round {round}, evaluator {k}: {:?} against {:?} without a table",
+                        got.values,
+                        want.values
+                    );
+                }
+            }
+        }
+    }
+}

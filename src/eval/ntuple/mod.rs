@@ -217,6 +217,16 @@ pub struct Network {
     weights: Weights,
     /// Where the weights came from: the file's header (training summary, checksum), if any.
     pub info: Option<file::NetInfo>,
+    /// Unique to the weights in this process (a clone has the same weights, and so the same id): see
+    /// [`Network::id`].
+    id: u64,
+}
+
+/// The id of the next network built in this process.
+static NEXT_NETWORK_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_network_id() -> u64 {
+    NEXT_NETWORK_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A network's weights in memory.
@@ -271,6 +281,7 @@ impl Network {
             features: Features::new(shape),
             weights: Weights::F32(weights),
             info: None,
+            id: next_network_id(),
         }
     }
 
@@ -281,6 +292,7 @@ impl Network {
             features: Features::new(shape),
             weights: Weights::F32(weights),
             info: None,
+            id: next_network_id(),
         })
     }
 
@@ -294,7 +306,14 @@ impl Network {
             features: Features::new(shape),
             weights: Weights::F16 { bits, scale },
             info: None,
+            id: next_network_id(),
         })
+    }
+
+    /// A number naming this network's weights in this process: no other network built here has it (its clones,
+    /// whose weights are the same, do). Weights never change once a network is built.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     pub fn shape(&self) -> &Shape {
@@ -647,6 +666,11 @@ impl Evaluator for NTupleEvaluator {
     fn values_worth_caching(&self) -> bool {
         // Every value is an f32 sum widened to f64; 32 lookups cost far more than a look in a small cache.
         true
+    }
+
+    fn values_key(&self) -> Option<u64> {
+        // The network's weights and the stage every board is valued in name the values.
+        Some((self.net.id() << 8) | self.stage.map_or(0, |k| k as u64 + 1))
     }
 
     fn evaluate_tiles(&self, tiles: &Tiles) -> f64 {
