@@ -2,7 +2,7 @@
 //! container image use it with no extra step. `--weights FILE` / `ADVISOR_WEIGHTS` replace it; `--weights none`
 //! runs without a network.
 //!
-//! It is a network of two stages kept as two files (see [`staged`](super::staged)): a stage list,
+//! It is a network of two stages kept as two files (see [`staged`]): a stage list,
 //! `nets/4x6-stages-<checksum>.json`, names the weight file of each stage and its checksum. The list is named by its
 //! own checksum, written here: a build that embeds any other list fails [`load`] with a checksum error instead of
 //! silently advising with an unknown network, and the list in turn names its parts' checksums.

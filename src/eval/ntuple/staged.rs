@@ -1,6 +1,6 @@
 //! A network split into files, one weight set (stage) per file: a small JSON **stage list** names the parts, the
 //! tile each part starts at and each part's checksum; every part is an ordinary one-stage weight file (`.a2n`,
-//! see [`file`](super::file)) that can also be used on its own.
+//! see [`file`](mod@super::file)) that can also be used on its own.
 //!
 //! Why: a network of two 4x6 stages is about 170 MB as one file, and no file of this project may pass 100 MB. Kept as
 //! parts, each stage stays a file of its own size, and a stage taken from a network already shipped costs nothing
