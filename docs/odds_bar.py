@@ -8,7 +8,7 @@ play, fresh spawns). Prints, per position and tile, the predicted chance against
 error, then the mean absolute error against what CONT continuations allow (the mean of |observed - predicted| that
 sampling alone gives when every prediction is right).
 
-    python3 docs/odds_bar.py BINARY --games 4 --seed 8008 --continuations 40 --threads 2 [--json OUT]
+    python3 docs/odds_bar.py BINARY --games 4 --seed 8118 --continuations 40 --threads 2 [--json OUT]
 """
 import argparse
 import json
@@ -54,7 +54,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("binary")
     p.add_argument("--games", type=int, default=4)
-    p.add_argument("--seed", type=int, default=8008)
+    p.add_argument("--seed", type=int, default=8118)
     p.add_argument("--continuations", type=int, default=40)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json")
