@@ -284,19 +284,20 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
                 )));
             }
         }
+        // The network's weights, allocated for every stage once the first part gives the size of one.
         let size = net.shape().weights_per_stage() * stage_count;
-        match (&mut combined, &net.weights) {
-            (None, _) if all_f16 => {
-                combined = Some(Combined::F16 {
+        let all = combined.get_or_insert_with(|| {
+            if all_f16 {
+                Combined::F16 {
                     bits: super::huge_page_vec(size),
                     scale,
-                })
+                }
+            } else {
+                Combined::F32(super::huge_page_vec(size))
             }
-            (None, _) => combined = Some(Combined::F32(super::huge_page_vec(size))),
-            _ => {}
-        }
-        match (&mut combined, &net.weights) {
-            (Some(Combined::F16 { bits, scale }), Weights::F16 { bits: b, scale: s }) => {
+        });
+        match (all, &net.weights) {
+            (Combined::F16 { bits, scale }, Weights::F16 { bits: b, scale: s }) => {
                 if s == scale {
                     bits.extend_from_slice(b);
                 } else {
@@ -304,7 +305,7 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
                     bits.extend(b.iter().map(|&h| half::f16::from_f32(f16_to_f32(h) * ratio).to_bits()));
                 }
             }
-            (Some(Combined::F32(weights)), _) => weights.extend_from_slice(&net.weights()),
+            (Combined::F32(weights), _) => weights.extend_from_slice(&net.weights()),
             // The headers said every part keeps f16 and this one does not: its file contradicts its header.
             _ => {
                 return Err(shape_problem(
