@@ -192,27 +192,84 @@ impl PartBytes {
     }
 }
 
-/// Asks the kernel to reclaim the memory pages wholly inside `bytes`, data embedded in this binary and never
-/// written (Linux `MADV_PAGEOUT`: the pages' contents are kept, and are read from the executable again if ever
-/// touched; elsewhere, or on a kernel without it, nothing happens). A shipped network's compressed parts are read
-/// once at start; without this their 140 MB stayed in the process's resident memory for its whole life.
+/// Hands back to the kernel the memory pages wholly inside `bytes`, data embedded in this binary and never written,
+/// so that they leave the process's resident memory; their contents are kept (read from the executable again if
+/// ever touched). A shipped network's compressed parts are read once at start; without this their 140 MB stayed
+/// resident for the process's whole life. Linux only; elsewhere nothing happens.
+///
+/// Where the pages are a private, read-only mapping of a file (as an executable's data is), `MADV_DONTNEED` drops
+/// them from this process: a page of such a mapping that was never written is read from the file again on the next
+/// access. `MADV_PAGEOUT`, which reclaims a page wherever it lies, does nothing to a file's pages unless the process
+/// may write the file, which is not so for a non-root user running a binary owned by root (the container image):
+/// there the parts stayed resident, 144 MB. Any other mapping gets `MADV_PAGEOUT`, which never changes contents.
 pub fn release_embedded(bytes: &'static [u8]) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
         let start = (bytes.as_ptr() as usize).next_multiple_of(PAGE);
         let end = (bytes.as_ptr() as usize + bytes.len()) / PAGE * PAGE;
-        if end > start {
-            // SAFETY: MADV_PAGEOUT is advice that keeps every page's contents (a clean file page is dropped and read
-            // back from the file on the next access; an anonymous one would be swapped out, never cleared). The
-            // range lies inside `bytes`, a `'static` slice no one writes, and the call neither reads nor writes it.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT);
+        if end <= start {
+            return;
+        }
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let mut covered = start;
+        for m in maps.lines().filter_map(Mapping::parse) {
+            let (from, to) = (m.start.max(start), m.end.min(end));
+            if from >= to {
+                continue;
             }
+            let advice = if m.private_read_only_file {
+                libc::MADV_DONTNEED
+            } else {
+                libc::MADV_PAGEOUT
+            };
+            advise(from, to, advice);
+            covered = covered.max(to);
+        }
+        if covered < end {
+            // Not found in the maps (they could not be read): the advice that is safe anywhere.
+            advise(covered, end, libc::MADV_PAGEOUT);
         }
     }
     #[cfg(not(target_os = "linux"))]
     let _ = bytes;
+}
+
+/// `madvise(advice)` on the pages from `from` to `to`, which lie inside a `'static` slice no one writes.
+#[cfg(target_os = "linux")]
+fn advise(from: usize, to: usize, advice: libc::c_int) {
+    // SAFETY: the range lies inside a `'static` slice that no one writes (see `release_embedded`), and the call
+    // neither reads nor writes it. The advice keeps every page's contents: MADV_PAGEOUT reclaims a page without
+    // changing it (a clean file page is read again, an anonymous one swapped out, never cleared); MADV_DONTNEED is
+    // given only on a private read-only file mapping, whose pages inside the slice were never written (the slice
+    // holds plain bytes: no relocation lands inside it), so each is read from the file again, unchanged.
+    unsafe {
+        libc::madvise(from as *mut libc::c_void, to - from, advice);
+    }
+}
+
+/// One line of `/proc/self/maps`: an address range and whether it maps a file privately without write access.
+#[cfg(target_os = "linux")]
+struct Mapping {
+    start: usize,
+    end: usize,
+    private_read_only_file: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl Mapping {
+    /// Parses `start-end perms offset dev inode [path]`; `None` for a line of another form.
+    fn parse(line: &str) -> Option<Mapping> {
+        let mut fields = line.split_ascii_whitespace();
+        let (start, end) = fields.next()?.split_once('-')?;
+        let perms = fields.next()?.as_bytes();
+        let inode = fields.nth(2)?;
+        Some(Mapping {
+            start: usize::from_str_radix(start, 16).ok()?,
+            end: usize::from_str_radix(end, 16).ok()?,
+            private_read_only_file: perms.len() == 4 && perms[1] == b'-' && perms[3] == b'p' && inode != "0",
+        })
+    }
 }
 
 /// The weights of the stages decoded so far, in the network's one representation.
@@ -450,5 +507,63 @@ mod tests {
         assert_eq!(&DATA[..], &before[..]);
         release_embedded(&DATA[5..4000]);
         assert!(DATA.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8 + 1));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn released_embedded_pages_leave_the_resident_memory() {
+        // `DATA` lies in the test binary's read-only data, a private mapping of the file: after the release its
+        // whole pages are no longer resident here (mincore would see the page cache; the page table is what counts).
+        let resident = || {
+            let start = (DATA.as_ptr() as usize).next_multiple_of(4096);
+            let maps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+            let mut inside = false;
+            for line in maps.lines() {
+                if let Some(m) = Mapping::parse(line) {
+                    inside = m.start <= start && start < m.end;
+                    if inside {
+                        assert!(
+                            m.private_read_only_file,
+                            "DATA is not in a private read-only file mapping: {line}"
+                        );
+                    }
+                } else if inside {
+                    if let Some(kb) = line.strip_prefix("Rss:") {
+                        return kb.trim().trim_end_matches(" kB").parse::<u64>().expect("Rss in kB");
+                    }
+                }
+            }
+            panic!("no mapping holds DATA");
+        };
+        let sum: u64 = DATA.iter().map(|&b| u64::from(b)).sum();
+        let before = resident();
+        release_embedded(&DATA);
+        let after = resident();
+        assert!(
+            after + 8 <= before,
+            "resident kB of DATA's mapping: {before} before the release, {after} after"
+        );
+        assert_eq!(DATA.iter().map(|&b| u64::from(b)).sum::<u64>(), sum);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_maps_line_says_whether_it_is_a_private_read_only_file() {
+        let file = Mapping::parse("5581a000-5581c000 r--p 00002000 fd:01 1234 /usr/bin/x").expect("parses");
+        assert_eq!(
+            (file.start, file.end, file.private_read_only_file),
+            (0x5581a000, 0x5581c000, true)
+        );
+        for other in [
+            "5581a000-5581c000 rw-p 00002000 fd:01 1234 /usr/bin/x",
+            "5581a000-5581c000 r--s 00002000 fd:01 1234 /dev/shm/y",
+            "7f00a000-7f00c000 r--p 00000000 00:00 0",
+        ] {
+            assert!(
+                !Mapping::parse(other).expect("parses").private_read_only_file,
+                "{other}"
+            );
+        }
+        assert!(Mapping::parse("not a maps line").is_none());
     }
 }
