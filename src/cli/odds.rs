@@ -227,5 +227,21 @@ fn print_table(table: &Reliability, what: &str) {
                 b.low, b.high, b.count, b.predicted, b.observed
             );
         }
+        println!(
+            "  {:>15} {:>9} {:>6} {:>9} {:>9} {:>8} {:>14} {:>5}",
+            "largest tile", "positions", "games", "predicted", "observed", "Brier", "its rate's", "AUC"
+        );
+        for (k, g) in t.stages.iter().enumerate() {
+            let largest = if k == 0 {
+                format!("up to {}", g.largest)
+            } else {
+                g.largest.to_string()
+            };
+            let auc = g.auc.map_or("-".to_string(), |a| format!("{a:.2}"));
+            println!(
+                "  {:>15} {:>9} {:>6} {:>9.3} {:>9.3} {:>8.4} {:>14.4} {:>5}",
+                largest, g.positions, g.games, g.predicted, g.base_rate, g.brier, g.base_brier, auc
+            );
+        }
     }
 }

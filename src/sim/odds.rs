@@ -12,7 +12,9 @@
 //! [`Reliability`]: per tile, the positions whose board after the move lacks the tile, binned by predicted chance
 //! (tenths): each bin's mean prediction against the rate at which its games made the tile; the calibration error
 //! averaged over the bins (plain and weighted by count) and the Brier score against the base rate's (the rate of
-//! the whole set, predicted for every position).
+//! the whole set, predicted for every position); then the same positions by the largest tile on their board
+//! ([`Stage`]), each group's Brier score against its own rate's and its area under the ROC curve: whether the chances
+//! tell the games that will make the tile from those that will not where the game is decided.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -153,6 +155,30 @@ pub struct TileReliability {
     pub brier: f64,
     /// Mean squared error of the base rate predicted for every position.
     pub base_brier: f64,
+    /// The same positions grouped by the largest tile on their board, from the smallest.
+    pub stages: Vec<Stage>,
+}
+
+/// The positions of a [`TileReliability`] whose board's largest tile is `largest` (or, for the first group, at most
+/// it): how well the chances separate their games.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stage {
+    /// The largest tile on the board; the first group holds every board whose largest tile is at most this.
+    pub largest: u32,
+    pub positions: u64,
+    pub games: u64,
+    /// The share of these positions whose game made the tile.
+    pub base_rate: f64,
+    /// Mean predicted chance.
+    pub predicted: f64,
+    /// Mean squared error of the predicted chances.
+    pub brier: f64,
+    /// Mean squared error of this group's own rate predicted for each of its positions (a predictor that knows the
+    /// group's outcome rate in advance: what the chances must beat to tell its games apart).
+    pub base_brier: f64,
+    /// Area under the ROC curve: the chance that a position whose game made the tile was predicted higher than one
+    /// whose game did not (ties half); 0.5 is no separation. `None` when every game of the group fared alike.
+    pub auc: Option<f64>,
 }
 
 /// The check of a model on labelled positions: one [`TileReliability`] per tile of [`TILES`].
@@ -190,6 +216,76 @@ pub fn reliability(model: &OddsModel, positions: &[LabelledPosition]) -> Reliabi
         games: games(&mut positions.iter()),
         tiles,
     }
+}
+
+/// Distinct games among `cases`.
+fn games_of(cases: &[(f64, bool, &LabelledPosition)]) -> u64 {
+    let mut ids: Vec<u64> = cases.iter().map(|c| c.2.game).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len() as u64
+}
+
+/// The area under the ROC curve of `cases` (predicted chance, outcome): the Mann-Whitney statistic, ties counted half;
+/// `None` without both outcomes.
+fn auc(cases: &[(f64, bool, &LabelledPosition)]) -> Option<f64> {
+    let mut sorted: Vec<(f64, bool)> = cases.iter().map(|c| (c.0, c.1)).collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let hits = sorted.iter().filter(|c| c.1).count() as f64;
+    let misses = sorted.len() as f64 - hits;
+    if hits == 0.0 || misses == 0.0 {
+        return None;
+    }
+    // Over each run of equal predictions: every hit in it beats the misses below the run and ties half of the run's.
+    let (mut below, mut wins, mut i) = (0.0, 0.0, 0);
+    while i < sorted.len() {
+        let j = i + sorted[i..].iter().take_while(|c| c.0 == sorted[i].0).count();
+        let run_hits = sorted[i..j].iter().filter(|c| c.1).count() as f64;
+        let run_misses = (j - i) as f64 - run_hits;
+        wins += run_hits * (below + 0.5 * run_misses);
+        below += run_misses;
+        i = j;
+    }
+    Some(wins / (hits * misses))
+}
+
+/// `cases` grouped by the largest tile on their board: the tile's quarter and below, its quarter, its half.
+fn stages(tile: u32, cases: &[(f64, bool, &LabelledPosition)]) -> Vec<Stage> {
+    let bounds = [tile / 8, tile / 4, tile / 2];
+    bounds
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &largest)| {
+            let group: Vec<_> = cases
+                .iter()
+                .filter(|c| {
+                    let m = c.2.situation.after.max_tile();
+                    if k == 0 {
+                        m <= largest
+                    } else {
+                        m == largest
+                    }
+                })
+                .copied()
+                .collect();
+            if group.is_empty() {
+                return None;
+            }
+            let n = group.len() as f64;
+            let outcome = |hit: bool| if hit { 1.0 } else { 0.0 };
+            let rate = group.iter().map(|c| outcome(c.1)).sum::<f64>() / n;
+            Some(Stage {
+                largest,
+                positions: group.len() as u64,
+                games: games_of(&group),
+                base_rate: rate,
+                predicted: group.iter().map(|c| c.0).sum::<f64>() / n,
+                brier: group.iter().map(|c| (c.0 - outcome(c.1)).powi(2)).sum::<f64>() / n,
+                base_brier: group.iter().map(|c| (rate - outcome(c.1)).powi(2)).sum::<f64>() / n,
+                auc: auc(&group),
+            })
+        })
+        .collect()
 }
 
 fn tile_reliability(tile: u32, cases: &[(f64, bool, &LabelledPosition)], games: u64) -> TileReliability {
@@ -239,5 +335,69 @@ fn tile_reliability(tile: u32, cases: &[(f64, bool, &LabelledPosition)], games: 
         bins,
         brier,
         base_brier,
+        stages: stages(tile, cases),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Tiles;
+
+    fn position(game: u64, largest_exponent: u8) -> LabelledPosition {
+        let mut exponents = [0u8; 16];
+        exponents[0] = largest_exponent;
+        LabelledPosition {
+            game,
+            move_number: 0,
+            situation: Situation {
+                after: Tiles::from_exponents(exponents).expect("exponents below 32"),
+                value: 0.0,
+            },
+            final_max: 0,
+        }
+    }
+
+    #[test]
+    fn the_area_under_the_roc_curve_counts_pairs_in_order_and_ties_half() {
+        let p = position(0, 1);
+        let cases = |xs: &[(f64, bool)]| xs.iter().map(|&(c, h)| (c, h, &p)).collect::<Vec<_>>();
+        assert_eq!(
+            auc(&cases(&[(0.2, false), (0.9, true), (0.1, false), (0.8, true)])),
+            Some(1.0)
+        );
+        assert_eq!(auc(&cases(&[(0.2, true), (0.9, false)])), Some(0.0));
+        assert_eq!(auc(&cases(&[(0.5, true), (0.5, false), (0.5, true)])), Some(0.5));
+        // Hits 0.3 and 0.6, misses 0.3 and 0.5: (0.5 + 0) + (1 + 1) of 4 pairs.
+        assert_eq!(
+            auc(&cases(&[(0.3, true), (0.6, true), (0.3, false), (0.5, false)])),
+            Some(0.625)
+        );
+        assert_eq!(auc(&cases(&[(0.3, true), (0.6, true)])), None);
+    }
+
+    #[test]
+    fn stages_group_positions_by_their_largest_tile_and_score_each_against_its_own_rate() {
+        // For 32768: boards up to 4096, holding 8192, holding 16384.
+        let (small, mid, big) = (position(1, 11), position(2, 13), position(3, 14));
+        let cases = vec![
+            (0.5, true, &small),
+            (0.5, false, &small),
+            (0.7, true, &mid),
+            (0.9, true, &big),
+            (0.3, false, &big),
+        ];
+        let s = stages(32768, &cases);
+        assert_eq!(
+            s.iter().map(|g| (g.largest, g.positions, g.games)).collect::<Vec<_>>(),
+            vec![(4096, 2, 1), (8192, 1, 1), (16384, 2, 1)]
+        );
+        assert_eq!(s[0].base_rate, 0.5);
+        assert_eq!(s[0].brier, 0.25);
+        assert_eq!(s[0].auc, Some(0.5));
+        assert_eq!(s[1].auc, None);
+        assert!((s[2].brier - (0.01 + 0.09) / 2.0).abs() < 1e-12);
+        assert_eq!(s[2].base_brier, 0.25);
+        assert_eq!(s[2].auc, Some(1.0));
     }
 }
