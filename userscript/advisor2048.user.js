@@ -355,8 +355,8 @@
     return chances.filter((c) => c && c.tile > largest && typeof c.chance === 'number').slice(0, 2);
   }
 
-  /** A chance as a percentage, one decimal under 10%. */
-  const chanceText = (c) => `${(100 * c.chance).toFixed(c.chance < 0.1 ? 1 : 0)}%`;
+  /** A chance as a percentage, one decimal under 10% and over 90% (99.8% is not certain, 0.4% not nil). */
+  const chanceText = (c) => `${(100 * c.chance).toFixed(c.chance < 0.1 || c.chance > 0.9 ? 1 : 0)}%`;
 
   /** "16384 41% · 32768 12%". */
   function describeMilestones(list) {
