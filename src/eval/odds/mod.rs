@@ -369,15 +369,20 @@ pub enum OddsUnavailable {
     NoChecksum,
     #[error(
         "the reach odds were fitted for network {fitted}, but this service runs network {running}: fit odds for it \
-         with `advisor2048 odds-fit --weights FILE --out ODDS.json` and start the service with --odds-model ODDS.json"
+         with `advisor2048 odds-fit --games 300 --seed 1001 --sample-every 20 --weights FILE --out ODDS.json` and \
+         start the service with --odds-model ODDS.json"
     )]
     OtherNetwork { fitted: String, running: String },
     #[error(
         "the reach odds were fitted for {fitted}, but the default play is now {default}: re-fit them with \
-         `advisor2048 odds-fit --out ODDS.json` and start the service with --odds-model ODDS.json"
+         `advisor2048 odds-fit --games 300 --seed 1001 --sample-every 20 --out ODDS.json` and start the service \
+         with --odds-model ODDS.json"
     )]
     OtherSettings { fitted: String, default: String },
-    #[error("no reach-odds model is built in for network {running}: fit one with `advisor2048 odds-fit --out ODDS.json` and load it with --odds-model ODDS.json")]
+    #[error(
+        "no reach-odds model is built in for network {running}: fit one with `advisor2048 odds-fit --games 300 \
+         --seed 1001 --sample-every 20 --weights FILE --out ODDS.json` and load it with --odds-model ODDS.json"
+    )]
     NoModel { running: String },
 }
 
