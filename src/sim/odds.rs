@@ -192,12 +192,6 @@ pub struct Reliability {
 /// Checks `model`'s chances against the outcomes of `positions`.
 pub fn reliability(model: &OddsModel, positions: &[LabelledPosition]) -> Reliability {
     let chances: Vec<_> = positions.iter().map(|p| model.chances(&p.situation)).collect();
-    let games = |it: &mut dyn Iterator<Item = &LabelledPosition>| {
-        let mut ids: Vec<u64> = it.map(|p| p.game).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.len() as u64
-    };
     let tiles = TILES
         .iter()
         .enumerate()
@@ -208,22 +202,36 @@ pub fn reliability(model: &OddsModel, positions: &[LabelledPosition]) -> Reliabi
                 .filter(|(p, _)| p.situation.after.max_tile() < tile)
                 .map(|(p, c)| (c[i].chance, p.reached(tile), p))
                 .collect();
-            tile_reliability(tile, &cases, games(&mut cases.iter().map(|c| c.2)))
+            tile_reliability(tile, &cases)
         })
         .collect();
     Reliability {
         positions: positions.len() as u64,
-        games: games(&mut positions.iter()),
+        games: distinct_games(positions.iter()),
         tiles,
     }
 }
 
-/// Distinct games among `cases`.
-fn games_of(cases: &[(f64, bool, &LabelledPosition)]) -> u64 {
-    let mut ids: Vec<u64> = cases.iter().map(|c| c.2.game).collect();
+/// The games the positions come from, counted once each.
+fn distinct_games<'a>(positions: impl Iterator<Item = &'a LabelledPosition>) -> u64 {
+    let mut ids: Vec<u64> = positions.map(|p| p.game).collect();
     ids.sort_unstable();
     ids.dedup();
     ids.len() as u64
+}
+
+/// Of `cases` (predicted chance, outcome): the rate of their outcomes, the Brier score of their chances and that of
+/// the rate predicted for each; all 0 without cases.
+fn rate_and_briers(cases: &[(f64, bool, &LabelledPosition)]) -> (f64, f64, f64) {
+    if cases.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let n = cases.len() as f64;
+    let outcome = |hit: bool| if hit { 1.0 } else { 0.0 };
+    let rate = cases.iter().map(|c| outcome(c.1)).sum::<f64>() / n;
+    let brier = cases.iter().map(|c| (c.0 - outcome(c.1)).powi(2)).sum::<f64>() / n;
+    let base_brier = cases.iter().map(|c| (rate - outcome(c.1)).powi(2)).sum::<f64>() / n;
+    (rate, brier, base_brier)
 }
 
 /// The area under the ROC curve of `cases` (predicted chance, outcome): the Mann-Whitney statistic, ties counted half;
@@ -271,37 +279,24 @@ fn stages(tile: u32, cases: &[(f64, bool, &LabelledPosition)]) -> Vec<Stage> {
             if group.is_empty() {
                 return None;
             }
-            let n = group.len() as f64;
-            let outcome = |hit: bool| if hit { 1.0 } else { 0.0 };
-            let rate = group.iter().map(|c| outcome(c.1)).sum::<f64>() / n;
+            let (base_rate, brier, base_brier) = rate_and_briers(&group);
             Some(Stage {
                 largest,
                 positions: group.len() as u64,
-                games: games_of(&group),
-                base_rate: rate,
-                predicted: group.iter().map(|c| c.0).sum::<f64>() / n,
-                brier: group.iter().map(|c| (c.0 - outcome(c.1)).powi(2)).sum::<f64>() / n,
-                base_brier: group.iter().map(|c| (rate - outcome(c.1)).powi(2)).sum::<f64>() / n,
+                games: distinct_games(group.iter().map(|c| c.2)),
+                base_rate,
+                predicted: group.iter().map(|c| c.0).sum::<f64>() / group.len() as f64,
+                brier,
+                base_brier,
                 auc: auc(&group),
             })
         })
         .collect()
 }
 
-fn tile_reliability(tile: u32, cases: &[(f64, bool, &LabelledPosition)], games: u64) -> TileReliability {
-    let n = cases.len() as f64;
-    let hits = cases.iter().filter(|c| c.1).count() as f64;
-    let base_rate = if cases.is_empty() { 0.0 } else { hits / n };
+fn tile_reliability(tile: u32, cases: &[(f64, bool, &LabelledPosition)]) -> TileReliability {
+    let (base_rate, brier, base_brier) = rate_and_briers(cases);
     let outcome = |hit: bool| if hit { 1.0 } else { 0.0 };
-    let mean = |f: &dyn Fn(&(f64, bool, &LabelledPosition)) -> f64| {
-        if cases.is_empty() {
-            0.0
-        } else {
-            cases.iter().map(f).sum::<f64>() / n
-        }
-    };
-    let brier = mean(&|c| (c.0 - outcome(c.1)).powi(2));
-    let base_brier = mean(&|c| (base_rate - outcome(c.1)).powi(2));
     let mut sums = [(0u64, 0.0f64, 0.0f64); BINS];
     for &(p, hit, _) in cases {
         let b = ((p * BINS as f64) as usize).min(BINS - 1);
@@ -328,7 +323,7 @@ fn tile_reliability(tile: u32, cases: &[(f64, bool, &LabelledPosition)], games: 
     TileReliability {
         tile,
         positions: cases.len() as u64,
-        games,
+        games: distinct_games(cases.iter().map(|c| c.2)),
         base_rate,
         calibration_error: if bins.is_empty() { 0.0 } else { sum / bins.len() as f64 },
         weighted_calibration_error: if counted > 0.0 { weighted / counted } else { 0.0 },
