@@ -13,13 +13,9 @@ pair by pair. Prints how many continuations made 32768 with each and the CPU tim
 """
 import argparse
 import json
-import math
-import subprocess
 import sys
 
-
-def hex_board(rows):
-    return "".join("%x" % (int(math.log2(v)) if v else 0) for row in rows for v in row)
+from odds_bar import hex_board, run  # beside this file
 
 
 def positions(files, threshold):
@@ -40,9 +36,8 @@ def positions(files, threshold):
 
 
 def continue_twice(binary, board, seed, flags):
-    out = subprocess.run([binary, "simulate", "--board", board, "--games", "2", "--seed", str(seed), "--threads", "2",
-                          "--max-moves", "500", "--json", *flags], check=True, capture_output=True, text=True).stdout
-    report = json.loads(out)
+    report = run(binary, "simulate", "--board", board, "--games", "2", "--seed", str(seed), "--threads", "2",
+                 "--max-moves", "500", "--json", *flags)
     s = report["summary"]
     return [g["max_tile"] for g in report["games"]], s["cpu_ms_per_move"] * s["total_moves"], s["total_moves"]
 
