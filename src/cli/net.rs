@@ -17,7 +17,7 @@ use advisor2048::train::compare::compare;
 pub enum NetCommand {
     /// Print a weight file's or a stage list's shape, size, checksum and training summary (checks every file).
     Info(NetInfoArgs),
-    /// Write a checkpoint's network as a shipped weight file (f16, no trainer state).
+    /// Write a checkpoint's network (or one of its stages) as a shipped weight file (f16, no trainer state).
     Export(NetExportArgs),
     /// Compare two weight files of one shape: how many weights changed and by how much, by stage and by the
     /// largest tile of each weight's pattern (did a training run learn the late game, did it keep the rest).
@@ -75,19 +75,17 @@ pub struct NetInfoArgs {
 pub struct NetExportArgs {
     pub checkpoint: PathBuf,
     pub out: PathBuf,
+    /// Write only this stage (0 = the first) as a one-stage weight file: e.g. the late stage of a two-stage
+    /// training run, to name in a stage list (`net stack`) beside the stage it was trained with.
+    #[arg(long)]
+    pub stage: Option<usize>,
 }
 
 /// A weight file for the `net` commands, an error naming the file when it is not one.
 /// A weight file (network or checkpoint) or a stage list naming one file per stage.
 fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<u8>)> {
-    let context = || format!("{} is not a usable weight file or stage list", path.display());
-    let bytes = std::fs::read(path).with_context(context)?;
-    if !staged::is_stage_list(&bytes) {
-        return file::decode(&bytes).with_context(context);
-    }
-    let net = staged::load_any(path).with_context(context)?;
-    let info = net.info.clone().with_context(context)?;
-    Ok((net, info, Vec::new()))
+    staged::load_with_state(path)
+        .with_context(|| format!("{} is not a usable weight file or stage list", path.display()))
 }
 
 /// Runs `advisor2048 net`.
@@ -248,7 +246,18 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Export(args) => {
-            let (net, info, _) = load_weight_file(&args.checkpoint)?;
+            let (mut net, info, _) = load_weight_file(&args.checkpoint)?;
+            if let Some(k) = args.stage {
+                let stages = net.shape().stages.len();
+                net = net.stage(k).with_context(|| {
+                    format!(
+                        "--stage {k}: {} has {stages} stage{} (0 to {})",
+                        args.checkpoint.display(),
+                        if stages == 1 { "" } else { "s" },
+                        stages - 1
+                    )
+                })?;
+            }
             let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
             println!(
                 "{} ({} bytes, checksum {})",

@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 
 use advisor2048::eval::ntuple::file;
-use advisor2048::eval::ntuple::Shape;
+use advisor2048::eval::ntuple::{staged, Shape};
 use advisor2048::search::StopHandle;
 use advisor2048::train::{
     promote, Halving, NextValue, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer,
@@ -71,8 +71,10 @@ pub struct TrainArgs {
     #[arg(long)]
     pub export: Option<PathBuf>,
     /// Continue from this weight file: a checkpoint continues exactly where it stopped; a shipped network (no
-    /// trainer state) keeps its weights and starts new counters, pools and accumulators (see --coherence-prior);
-    /// the files the run writes add the file's training summary to the run's (`net info` tells every leg).
+    /// trainer state) or a stage list (its parts as one network: train one stage with --freeze-below, then write
+    /// it as its own file with `net export --stage`) keeps its weights and starts new counters, pools and
+    /// accumulators (see --coherence-prior); the files the run writes add the file's training summary to the
+    /// run's (`net info` tells every leg).
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// TD(lambda): 0 is TD(0).
@@ -212,7 +214,7 @@ fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
     let (net, state, earlier) = match &args.resume {
         Some(path) => {
             let (mut net, info, mut state) =
-                file::load(path).with_context(|| format!("cannot resume from {}", path.display()))?;
+                staged::load_with_state(path).with_context(|| format!("cannot resume from {}", path.display()))?;
             let added = &stages(args)?[1..];
             if added.iter().any(|s| !net.shape().stages.contains(s)) {
                 (net, state) = promote(&net, &state, added)

@@ -940,6 +940,110 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A stage of a shipped stage list trained where it begins: `train --resume LIST --freeze-below TILE` continues the
+/// list's network (its parts' weights, the first stage kept bit for bit), and `net export --stage K` writes one
+/// stage of the checkpoint as a one-stage file that a new stage list names beside the part it was trained with.
+#[test]
+fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
+    use advisor2048::eval::ntuple::staged;
+    let dir = std::env::temp_dir().join(format!("advisor2048-stagetrain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shape = small_trainable();
+    let open = train(&shape, quick_config(200, 3)).network();
+    let late = train(&shape, quick_config(200, 4)).network();
+    let (open_path, late_path) = (dir.join("open.a2n"), dir.join("late.a2n"));
+    file::save(&open_path, &open, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    file::save(&late_path, &late, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+    let list_path = dir.join("net.json");
+    staged::write_list(&list_path, &[(0, open_path.clone()), (64, late_path.clone())]).unwrap();
+    let bin = env!("CARGO_BIN_EXE_advisor2048");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(bin)
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (ok, err) = run(&[
+        "train",
+        "--resume",
+        "net.json",
+        "--freeze-below",
+        "64",
+        "--start",
+        "stage-pools",
+        "--pool-keys",
+        "64",
+        "--games",
+        "300",
+        "--threads",
+        "1",
+        "--coherence-prior",
+        "0",
+        "--out",
+        "run.ckpt",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let (trained, _, state) = file::load(&dir.join("run.ckpt")).unwrap();
+    assert!(!state.is_empty(), "a checkpoint carries the trainer's state");
+    assert_eq!(trained.shape().stages, vec![0, 6]);
+    for (k, part) in [(0, &open_path), (1, &late_path)] {
+        let name = format!("stage{k}.a2n");
+        let (ok, err) = run(&["net", "export", "run.ckpt", &name, "--stage", &k.to_string()]);
+        assert!(ok, "{err}");
+        let (exported, _, _) = file::load(&dir.join(&name)).unwrap();
+        assert_eq!(exported.shape().stages, vec![0], "one stage");
+        let (before, _, _) = file::load(part).unwrap();
+        let (b, e) = (before.weights(), exported.weights());
+        if k == 0 {
+            // Its part's weights (a weight far below the list's larger f16 scale may round: see `staged`).
+            for (i, (&x, &y)) in e.iter().zip(b.iter()).enumerate() {
+                assert!(
+                    (x - y).abs() <= 1e-3,
+                    "the frozen stage moved, weight {i}: {x} against {y}"
+                );
+            }
+        } else {
+            assert_ne!(b, e, "the late stage learned");
+            // Each weight of the stage's file is the checkpoint's weight of that stage, within f16's rounding.
+            let (all, per) = (trained.weights(), shape.weights_per_stage());
+            for (i, (&x, &y)) in e.iter().zip(&all[per..]).enumerate() {
+                assert!(
+                    (x - y).abs() <= y.abs() * F16_RELATIVE_ERROR as f32 + 1e-3,
+                    "weight {i}: {x} against {y}"
+                );
+            }
+        }
+    }
+    // The two files stack into a list that loads: the trained network, each stage valued as its file.
+    let new_list = dir.join("new.json");
+    staged::write_list(&new_list, &[(0, dir.join("stage0.a2n")), (64, dir.join("stage1.a2n"))]).unwrap();
+    let net = staged::load_any(&new_list).unwrap();
+    let mut rng = Rng::new(9);
+    let mut board = Board::default();
+    for _ in 0..12 {
+        board = board.spawn(&mut rng).unwrap_or(board);
+    }
+    for top in [1u64, 7] {
+        let b = Board(board.0 | (top << 60));
+        let (got, want) = (net.value(b, b.transpose()), trained.value(b, b.transpose()));
+        assert!(
+            (got - want).abs() <= 1e-2 * want.abs().max(1.0),
+            "{b:?}: {got} against {want}"
+        );
+    }
+    // A stage the network does not have is refused, naming how many it has.
+    let (ok, err) = run(&["net", "export", "run.ckpt", "stage2.a2n", "--stage", "2"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--stage 2") && err.contains("has 2 stages (0 to 1)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The search keeps the values of its leaves' boards from one search to the next when the evaluator's values key
 /// says the values are the same. Searches alternating between two networks (and a stage-pinned evaluator) on the
 /// same boards must each give the values a search without any table gives: one network's cached values never

@@ -310,6 +310,36 @@ impl Network {
         })
     }
 
+    /// Stage `k`'s weights as a one-stage network of the same tuples (its weights kept as they are, f16 or f32;
+    /// no file information), e.g. to write one stage of a trained multi-stage network as its own file. `None`
+    /// when the network has no stage `k`.
+    pub fn stage(&self, k: usize) -> Option<Network> {
+        let shape = self.shape();
+        if k >= shape.stages.len() {
+            return None;
+        }
+        let one = Shape::new(shape.tuples.clone(), vec![0]).ok()?;
+        let per = one.weight_count();
+        let range = k * per..(k + 1) * per;
+        let weights = match &self.weights {
+            Weights::F32(w) => {
+                let mut out = huge_page_vec(per);
+                out.extend_from_slice(&w[range]);
+                Weights::F32(out)
+            }
+            Weights::F16 { bits, scale } => Weights::F16 {
+                bits: bits[range].to_vec(),
+                scale: *scale,
+            },
+        };
+        Some(Network {
+            features: Features::new(one),
+            weights,
+            info: None,
+            id: next_network_id(),
+        })
+    }
+
     /// A number naming this network's weights in this process: no other network built here has it (its clones,
     /// whose weights are the same, do). Weights never change once a network is built.
     pub fn id(&self) -> u64 {

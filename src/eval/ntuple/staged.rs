@@ -168,6 +168,26 @@ pub fn load_any(path: &Path) -> Result<Network, StagedError> {
     assemble(&list, &bytes, parts)
 }
 
+/// A weight file or a stage list, whichever `path` is, with what `train --resume` and the `net` commands need: the
+/// network, its file information (a stage list's: its checksum, its parts' sizes and training summaries) and the
+/// trainer state (a checkpoint's; empty for a shipped file or a stage list).
+pub fn load_with_state(path: &Path) -> Result<(Network, NetInfo, Vec<u8>), StagedError> {
+    let bytes = std::fs::read(path).map_err(|source| StagedError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if !is_stage_list(&bytes) {
+        return Ok(file::decode(&bytes)?);
+    }
+    drop(bytes);
+    let net = load_any(path)?;
+    let info = net.info.clone().ok_or_else(|| StagedError::List {
+        path: path.to_owned(),
+        reason: "its network carries no file information".into(),
+    })?;
+    Ok((net, info, Vec::new()))
+}
+
 /// A part's bytes as [`assemble`] takes them. Each is let go as soon as it is decoded, so loading holds the
 /// network, one decoded part and the parts' compressed bytes not yet decoded, not every part twice over.
 pub enum PartBytes {
