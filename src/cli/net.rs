@@ -246,7 +246,7 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Export(args) => {
-            let (mut net, info, _) = load_weight_file(&args.checkpoint)?;
+            let (mut net, mut info, _) = load_weight_file(&args.checkpoint)?;
             if let Some(k) = args.stage {
                 let stages = net.shape().stages.len();
                 net = net.stage(k).with_context(|| {
@@ -257,6 +257,18 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                         stages - 1
                     )
                 })?;
+                // The counters stay the whole network's (a run's moves are not told apart by stage); the command
+                // says so.
+                let from_tile = match info.header.stages.get(k).copied().unwrap_or(0) {
+                    0 => 0,
+                    e => 1u32 << e,
+                };
+                let training = &mut info.header.training;
+                training.command = format!(
+                    "net export --stage {k} (from tile {from_tile}) of a {stages}-stage network, whose counters \
+                     these are: {}",
+                    training.command
+                );
             }
             let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
             println!(

@@ -993,8 +993,17 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
         let name = format!("stage{k}.a2n");
         let (ok, err) = run(&["net", "export", "run.ckpt", &name, "--stage", &k.to_string()]);
         assert!(ok, "{err}");
-        let (exported, _, _) = file::load(&dir.join(&name)).unwrap();
+        let (exported, info, _) = file::load(&dir.join(&name)).unwrap();
         assert_eq!(exported.shape().stages, vec![0], "one stage");
+        let from = if k == 0 { "from tile 0" } else { "from tile 64" };
+        assert!(
+            info.header
+                .training
+                .command
+                .starts_with(&format!("net export --stage {k} ({from}) of a 2-stage network")),
+            "{}",
+            info.header.training.command
+        );
         let (before, _, _) = file::load(part).unwrap();
         let (b, e) = (before.weights(), exported.weights());
         if k == 0 {
