@@ -143,12 +143,19 @@ pub fn is_stage_list(bytes: &[u8]) -> bool {
 
 /// Loads a network from a weight file or a stage list, whichever `path` is.
 pub fn load_any(path: &Path) -> Result<Network, StagedError> {
+    Ok(load_with_state(path)?.0)
+}
+
+/// A weight file or a stage list, whichever `path` is, with what `train --resume` and the `net` commands need: the
+/// network, its file information (a stage list's: its checksum, its parts' sizes and training summaries) and the
+/// trainer state (a checkpoint's; empty for a shipped file or a stage list).
+pub fn load_with_state(path: &Path) -> Result<(Network, NetInfo, Vec<u8>), StagedError> {
     let bytes = std::fs::read(path).map_err(|source| StagedError::Io {
         path: path.to_owned(),
         source,
     })?;
     if !is_stage_list(&bytes) {
-        return Ok(file::decode(&bytes)?.0);
+        return Ok(file::decode(&bytes)?);
     }
     let list = StageList::parse(&bytes).map_err(|reason| StagedError::List {
         path: path.to_owned(),
@@ -165,22 +172,7 @@ pub fn load_any(path: &Path) -> Result<Network, StagedError> {
         })?;
         parts.push((part_path, PartBytes::Read(part_bytes)));
     }
-    assemble(&list, &bytes, parts)
-}
-
-/// A weight file or a stage list, whichever `path` is, with what `train --resume` and the `net` commands need: the
-/// network, its file information (a stage list's: its checksum, its parts' sizes and training summaries) and the
-/// trainer state (a checkpoint's; empty for a shipped file or a stage list).
-pub fn load_with_state(path: &Path) -> Result<(Network, NetInfo, Vec<u8>), StagedError> {
-    let bytes = std::fs::read(path).map_err(|source| StagedError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    if !is_stage_list(&bytes) {
-        return Ok(file::decode(&bytes)?);
-    }
-    drop(bytes);
-    let net = load_any(path)?;
+    let net = assemble(&list, &bytes, parts)?;
     let info = net.info.clone().ok_or_else(|| StagedError::List {
         path: path.to_owned(),
         reason: "its network carries no file information".into(),
