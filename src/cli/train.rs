@@ -13,7 +13,7 @@ use advisor2048::eval::ntuple::file;
 use advisor2048::eval::ntuple::{staged, Shape};
 use advisor2048::search::StopHandle;
 use advisor2048::train::{
-    promote, Halving, NextValue, StageKey, StartPolicy, StartSource, TrainConfig, TrainState, Trainer,
+    promote, Halving, NextValue, StageKey, StageTarget, StartPolicy, StartSource, TrainConfig, TrainState, Trainer,
     DEFAULT_COHERENCE_PRIOR, REACH_EXPONENTS,
 };
 
@@ -38,6 +38,16 @@ pub enum NextValueArg {
     /// Its value just after its own update (as the public trainers ziap/2048-tdl and TDL2048+ read it; measured
     /// stronger at equal moves).
     AfterUpdate,
+}
+
+/// Which stage values the next afterstate where a game crosses into a later stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StageTargetArg {
+    /// The stage the crossing move was chosen in: a stage learns from its own values only (every shipped network).
+    Own,
+    /// The later stage, whose values were learned on those boards (with --freeze-from: the early stages learn to
+    /// hand over the boards the late stage values most).
+    Next,
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +94,10 @@ pub struct TrainArgs {
     /// just before or just after the next afterstate's own update (the update runs backwards from the game's end).
     #[arg(long, value_enum, default_value_t = NextValueArg::AfterUpdate)]
     pub next_value: NextValueArg,
+    /// Where a game crosses into a later stage, the stage that values the next afterstate in the target of the move
+    /// that crossed.
+    #[arg(long, value_enum, default_value_t = StageTargetArg::Own)]
+    pub stage_target: StageTargetArg,
     /// Learning rate (divided by the lookups per board).
     #[arg(long, default_value_t = 1.0)]
     pub alpha: f32,
@@ -124,6 +138,11 @@ pub struct TrainArgs {
     /// Keep the weights of the stages that start below this tile (only the later stages learn), e.g. 16384.
     #[arg(long)]
     pub freeze_below: Option<u32>,
+    /// Keep the weights of the stages that start at this tile or above (only the earlier stages learn), e.g. 16384.
+    /// Each game then ends at its first move in a frozen stage (the rolling statistics count games up to there);
+    /// with --stage-target next the earlier stages learn the frozen stage's values of the boards they hand over.
+    #[arg(long, conflicts_with = "freeze_below")]
+    pub freeze_from: Option<u32>,
     /// Games in the rolling statistics.
     #[arg(long, default_value_t = 1000)]
     pub window: usize,
@@ -187,6 +206,10 @@ fn settings(args: &TrainArgs) -> anyhow::Result<TrainConfig> {
             NextValueArg::BeforeUpdate => NextValue::BeforeUpdate,
             NextValueArg::AfterUpdate => NextValue::AfterUpdate,
         },
+        stage_target: match args.stage_target {
+            StageTargetArg::Own => StageTarget::Own,
+            StageTargetArg::Next => StageTarget::Next,
+        },
         alpha: args.alpha,
         tc: !args.no_tc,
         init_value: args.init_value,
@@ -199,6 +222,7 @@ fn settings(args: &TrainArgs) -> anyhow::Result<TrainConfig> {
         },
         window: args.window,
         frozen_below: 0,
+        frozen_from: None,
         coherence_prior: args.coherence_prior,
     };
     let problems = config.problems();
@@ -237,6 +261,21 @@ fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
         if config.frozen_below == shape.stages.len() {
             bail!("--freeze-below {tile} would freeze every stage of {}", shape.describe());
         }
+    }
+    if let Some(tile) = args.freeze_from {
+        if !tile.is_power_of_two() || !(4..=32768).contains(&tile) {
+            bail!("--freeze-from: {tile} is not a tile from 4 to 32768");
+        }
+        let e = tile.trailing_zeros() as u8;
+        // The first stage starts at tile 0, below every tile allowed here: it always learns.
+        let from = shape.stages.iter().filter(|&&s| s < e).count();
+        if from == shape.stages.len() {
+            bail!(
+                "--freeze-from {tile} freezes no stage of {}: its last starts below {tile}",
+                shape.describe()
+            );
+        }
+        config.frozen_from = Some(from);
     }
     let trainer = match net {
         Some(net) => Trainer::resume(net, &state, &earlier, config).with_context(|| {

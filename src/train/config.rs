@@ -17,6 +17,9 @@ pub struct TrainConfig {
     pub lambda: f32,
     /// Which value of the next afterstate the TD(lambda) target reads.
     pub next_value: NextValue,
+    /// Which stage values the next afterstate where a game crosses into a later stage.
+    #[serde(default)]
+    pub stage_target: StageTarget,
     /// The learning rate, divided by the lookups per board.
     pub alpha: f32,
     /// Temporal coherence: each weight's own adaptive rate.
@@ -30,6 +33,10 @@ pub struct TrainConfig {
     /// Stages below this one keep their weights (`0`: every stage learns). A frozen stage's boards are still played
     /// and valued; only their updates are skipped.
     pub frozen_below: usize,
+    /// This stage and the later ones keep their weights (`None`: none); only the stages before it learn, and each
+    /// game ends at its first decision in a frozen stage (nothing after it could learn).
+    #[serde(default)]
+    pub frozen_from: Option<usize>,
     /// How the temporal-coherence accumulators start when the run begins from a file that has none (a shipped
     /// network, or a checkpoint trained with `tc = false`): see [`TrainConfig::coherence_prior`].
     pub coherence_prior: f32,
@@ -44,12 +51,14 @@ impl Default for TrainConfig {
             threads: 1,
             lambda: 0.5,
             next_value: NextValue::default(),
+            stage_target: StageTarget::default(),
             alpha: 1.0,
             tc: true,
             init_value: 0.0,
             start: StartPolicy::default(),
             window: 1000,
             frozen_below: 0,
+            frozen_from: None,
             coherence_prior: DEFAULT_COHERENCE_PRIOR,
         }
     }
@@ -88,6 +97,12 @@ impl TrainConfig {
         if self.window == 0 {
             out.push("the rolling window must hold at least 1 game".to_owned());
         }
+        if self.frozen_below > 0 && self.frozen_from.is_some() {
+            out.push("freeze the early stages or the late ones, not both".to_owned());
+        }
+        if self.frozen_from == Some(0) {
+            out.push("freezing from the first stage would freeze every stage".to_owned());
+        }
         out.extend(self.start.problems());
         out
     }
@@ -109,6 +124,19 @@ pub enum NextValue {
     /// the target leans further on the return.
     #[default]
     AfterUpdate,
+}
+
+/// Where a game crosses into a later stage (its afterstate s_t made the start tile of the stage its next decision is
+/// made in), which stage values s_{t+1} in s_t's target `r_{t+1} + V(s_{t+1})`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StageTarget {
+    /// s_t's own stage: a stage learns from its own values only (Yeh et al. 2016; the rule every network so far was
+    /// trained with). Its values of the next stage's boards are learned from nothing else.
+    #[default]
+    Own,
+    /// The stage of s_{t+1}'s decision, whose values were learned on those boards: with the later stage frozen, the
+    /// earlier one learns to hand over the boards the later one values most.
+    Next,
 }
 
 /// Where each training game begins, and what of it is played again.

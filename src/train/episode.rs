@@ -14,12 +14,14 @@
 //!   afterstate's own update ([`NextValue`]). Every lookup of s_t moves its weight by
 //!   `alpha / m x beta x (G_t - V(s_t))` (m = lookups per board).
 //!   Each afterstate is valued and updated in the stage of its decision; where the next decision is in a later stage
-//!   (s_t made that stage's start tile), the target is `r_{t+1} + V(s_{t+1})` read in s_t's own stage, so a stage
-//!   learns from its own values only.
+//!   (s_t made that stage's start tile), the target is `r_{t+1} + V(s_{t+1})`, read in s_t's own stage (a stage
+//!   learns from its own values only) or in s_{t+1}'s ([`StageTarget`]).
+//! - **Frozen late stages** (the stages from some tile on keep their weights): a game ends at its first decision in
+//!   a frozen stage, whose afterstate only serves the target of the one before; nothing after it could learn.
 //! - **Halving restarts** replay the part of the game that can still learn: with frozen stages, the middle is taken
 //!   of the stretch from the first decision in a stage that learns (a game that never reached one is not replayed).
 
-use super::config::{NextValue, StartPolicy};
+use super::config::{NextValue, StageTarget, StartPolicy};
 use super::start::{Origin, StartState};
 use super::weights::Tables;
 use crate::engine::rng::Rng;
@@ -32,6 +34,7 @@ use crate::eval::ntuple::MAX_LOOKUPS;
 pub struct TdRule {
     pub lambda: f32,
     pub next_value: NextValue,
+    pub stage_target: StageTarget,
 }
 
 /// One played stretch of a training game: a game from its start, or one of its restarts.
@@ -97,8 +100,9 @@ pub fn train_game<L: Lookups>(
     }
 }
 
-/// Plays greedily from `start` until no move is left; fills `path` with the afterstates and rewards and
-/// `decisions` with the stage each was chosen in, and returns the points earned and the last board.
+/// Plays greedily from `start` until no move is left (or, when the last stages are frozen, until the first decision
+/// in one of them); fills `path` with the afterstates and rewards and `decisions` with the stage each was chosen in,
+/// and returns the points earned and the last board.
 #[inline(always)]
 fn play<L: Lookups>(
     lookups: &L,
@@ -112,6 +116,7 @@ fn play<L: Lookups>(
     decisions.clear();
     let mut board = start;
     let mut score = 0u64;
+    let stop_in_frozen = tables.frozen_after_learning();
     let mut idx = [[0u32; MAX_LOOKUPS]; 4];
     let mut counts = [0usize; 4];
     loop {
@@ -140,6 +145,10 @@ fn play<L: Lookups>(
         path.push((after, reward));
         decisions.push(stage as u8);
         score += u64::from(reward);
+        if stop_in_frozen && tables.is_frozen(stage) {
+            board = after;
+            break;
+        }
         let Some(next) = after.spawn(rng) else { break };
         board = next;
     }
@@ -167,8 +176,17 @@ fn learn<L: Lookups>(lookups: &L, tables: &Tables, rule: TdRule, path: &[(Board,
     for (k, (&(_, reward), &stage)) in path.iter().zip(decisions).enumerate().rev() {
         let stage = usize::from(stage);
         if tables.is_frozen(stage) {
-            // Stages only grow along a game: everything before this afterstate is frozen too.
-            break;
+            if !tables.frozen_after_learning() {
+                // Stages only grow along a game: everything before this afterstate is frozen too.
+                break;
+            }
+            // A frozen later stage: nothing to learn here, but the afterstate before it may learn (its target
+            // reads this one's reward and value).
+            if k > 0 && !tables.is_frozen(usize::from(decisions[k - 1])) {
+                n = fetch(k - 1, &mut slots);
+            }
+            r_next = reward as f32;
+            continue;
         }
         let next_n = if k > 0 { fetch(k - 1, &mut slots) } else { 0 };
         let idx = &slots[k % 2];
@@ -176,10 +194,14 @@ fn learn<L: Lookups>(lookups: &L, tables: &Tables, rule: TdRule, path: &[(Board,
         let target = if k + 1 == path.len() {
             0.0
         } else if usize::from(decisions[k + 1]) != stage {
-            // The next decision is in a later stage: this stage's own value of the next afterstate ends the return.
+            // The next decision is in a later stage: one stage's value of the next afterstate ends the return.
             let next = path[k + 1].0;
+            let valued_in = match rule.stage_target {
+                StageTarget::Own => stage,
+                StageTarget::Next => usize::from(decisions[k + 1]),
+            };
             let mut next_idx = [0u32; MAX_LOOKUPS];
-            let m = lookups.indices_in(stage, next, next.transpose(), &mut next_idx);
+            let m = lookups.indices_in(valued_in, next, next.transpose(), &mut next_idx);
             r_next + tables.value_of(&next_idx[..m])
         } else {
             r_next + (1.0 - lambda) * v_next + lambda * g_next
@@ -206,6 +228,7 @@ mod tests {
     const RULE: TdRule = TdRule {
         lambda: 0.5,
         next_value: NextValue::BeforeUpdate,
+        stage_target: StageTarget::Own,
     };
 
     /// The target of s_0 reads V(s_1) before or after s_1's own update, as `next_value` says. Two afterstates whose
@@ -223,6 +246,7 @@ mod tests {
             let rule = TdRule {
                 lambda: 0.5,
                 next_value,
+                stage_target: StageTarget::Own,
             };
             with_lookups!(&Indexer::new(&shape), l => learn(l, &tables, rule, &path, &[0, 0]));
             assert_eq!(tables.value(s1), 0.0, "{next_value:?}");
@@ -250,6 +274,7 @@ mod tests {
             let rule = TdRule {
                 lambda: 0.5,
                 next_value,
+                stage_target: StageTarget::Own,
             };
             let (piped, plain) = (tables(), tables());
             let (mut path, mut decisions) = (Vec::new(), Vec::new());
@@ -386,6 +411,73 @@ mod tests {
         let per = shape.weights_per_stage();
         let largest = (0..per).map(|i| tables.weight(i).abs()).fold(0.0f32, f32::max);
         assert!(largest < 1e3, "a stage-0 weight reached {largest}");
+    }
+
+    /// With the later stage frozen, each game ends at its first decision in it, that stage keeps its weights, and
+    /// the crossing afterstates learn the later stage's values with [`StageTarget::Next`] (stage 1 values every board
+    /// at 16 x 50 = 800) and with [`StageTarget::Own`] only what stage 0's own values and the rewards make of them.
+    #[test]
+    fn a_frozen_later_stage_ends_games_and_with_next_targets_teaches_the_crossing_its_values() {
+        let policy = StartPolicy {
+            source: StartSource::Fresh,
+            halving: None,
+        };
+        let crossing_value = |stage_target: StageTarget| {
+            let mut tables = two_stage_tables(50.0);
+            tables.freeze_from(1);
+            let shape = tables.shape().clone();
+            let late: Vec<f32> = (shape.weights_per_stage()..shape.weight_count())
+                .map(|i| tables.weight(i))
+                .collect();
+            let rule = TdRule { stage_target, ..RULE };
+            let mut rng = Rng::new(11);
+            let mut start = StartState::default();
+            let (mut path, mut decisions) = (Vec::new(), Vec::new());
+            let mut crossings = Vec::new();
+            for game in 0..400 {
+                let first = start.next(&policy, &mut rng);
+                with_lookups!(&Indexer::new(&shape), l => train_game(
+                    l, &tables, rule, &policy, &mut start, first, &mut rng, &mut path, &mut decisions, |_, _| {},
+                ));
+                let crossed = decisions.iter().position(|&k| k == 1);
+                if let Some(at) = crossed {
+                    assert_eq!(
+                        at + 1,
+                        path.len(),
+                        "game {game} went on after its first decision in stage 1"
+                    );
+                    assert!(at > 0, "game {game} started in stage 1");
+                    if game >= 300 {
+                        crossings.push(path[at - 1].0);
+                    }
+                } else {
+                    assert!(
+                        path.len() > 3,
+                        "game {game} ended after {} moves without an 8",
+                        path.len()
+                    );
+                }
+            }
+            let after: Vec<f32> = (shape.weights_per_stage()..shape.weight_count())
+                .map(|i| tables.weight(i))
+                .collect();
+            assert!(late == after, "the frozen stage changed");
+            assert!(crossings.len() > 50, "games crossing into stage 1: {}", crossings.len());
+            // The crossing afterstates valued as the player does: in stage 0 (the stage of their decision).
+            let stage0 = |b: Board| {
+                let mut idx = [0u32; MAX_LOOKUPS];
+                let n = with_lookups!(tables.indexer(), l => l.indices_in(0, b, b.transpose(), &mut idx));
+                tables.value_of(&idx[..n])
+            };
+            crossings.iter().map(|&b| stage0(b)).sum::<f32>() / crossings.len() as f32
+        };
+        let next = crossing_value(StageTarget::Next);
+        let own = crossing_value(StageTarget::Own);
+        assert!(
+            next > 600.0,
+            "with next-stage targets the crossings are worth {next}, not about 800"
+        );
+        assert!(own < 300.0, "with own-stage targets the crossings are worth {own}");
     }
 
     /// With the first stage frozen, halving restarts replay only what can learn: the restart is the middle of the

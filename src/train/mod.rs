@@ -31,7 +31,9 @@ pub mod start;
 pub mod state;
 pub mod weights;
 
-pub use config::{Halving, NextValue, StageKey, StartPolicy, StartSource, TrainConfig, DEFAULT_COHERENCE_PRIOR};
+pub use config::{
+    Halving, NextValue, StageKey, StageTarget, StartPolicy, StartSource, TrainConfig, DEFAULT_COHERENCE_PRIOR,
+};
 pub use run::Trainer;
 pub use stages::{promote, PromoteError, PROMOTED_MEMORY};
 pub use state::{GameResult, ResumeError, Rolling, TrainState, REACH_EXPONENTS};

@@ -136,6 +136,9 @@ impl Trainer {
 
     fn assemble(mut tables: Tables, config: TrainConfig, mut progress: TrainState) -> Trainer {
         tables.freeze_below(config.frozen_below);
+        if let Some(stage) = config.frozen_from {
+            tables.freeze_from(stage);
+        }
         for t in &mut progress.threads {
             t.start.fit(&config.start);
         }
@@ -367,6 +370,7 @@ impl Trainer {
                 TdRule {
                     lambda: self.config.lambda,
                     next_value: self.config.next_value,
+                    stage_target: self.config.stage_target,
                 },
                 &self.config.start,
                 &mut state.start,

@@ -32,8 +32,9 @@ pub struct Tables {
     coherence: Vec<[AtomicU32; 2]>,
     /// `alpha / lookups per board`.
     step: f32,
-    /// Weights below this index (the frozen stages) are never updated.
-    frozen_end: usize,
+    /// The frozen stages (a first or a last stretch of them) and their weights, which are never updated.
+    frozen_stages: std::ops::Range<usize>,
+    frozen: std::ops::Range<usize>,
 }
 
 impl Tables {
@@ -78,13 +79,26 @@ impl Tables {
             weights,
             coherence: coherence.unwrap_or_default(),
             step: alpha / lookups as f32,
-            frozen_end: 0,
+            frozen_stages: 0..0,
+            frozen: 0..0,
         }
     }
 
-    /// Freezes the stages below `stage` (their weights stay as they are).
+    /// Freezes the stages below `stage` (their weights stay as they are; the later ones learn).
     pub fn freeze_below(&mut self, stage: usize) {
-        self.frozen_end = stage.min(self.shape.stages.len()) * self.shape.weights_per_stage();
+        self.freeze(0..stage.min(self.shape.stages.len()));
+    }
+
+    /// Freezes stage `stage` and those after it (their weights stay as they are; the earlier ones learn).
+    pub fn freeze_from(&mut self, stage: usize) {
+        let n = self.shape.stages.len();
+        self.freeze(stage.min(n)..n);
+    }
+
+    fn freeze(&mut self, stages: std::ops::Range<usize>) {
+        let per = self.shape.weights_per_stage();
+        self.frozen = stages.start * per..stages.end * per;
+        self.frozen_stages = stages;
     }
 
     pub fn shape(&self) -> &Shape {
@@ -94,7 +108,14 @@ impl Tables {
     /// Whether stage `stage`'s weights are frozen.
     #[inline(always)]
     pub fn is_frozen(&self, stage: usize) -> bool {
-        stage * self.shape.weights_per_stage() < self.frozen_end
+        self.frozen_stages.contains(&stage)
+    }
+
+    /// Whether the frozen stages are the last ones, after stages that learn: a game's learning then ends where its
+    /// first frozen stage begins.
+    #[inline(always)]
+    pub fn frozen_after_learning(&self) -> bool {
+        self.frozen_stages.start > 0 && !self.frozen_stages.is_empty()
     }
 
     pub fn indexer(&self) -> &Indexer {
@@ -176,7 +197,7 @@ impl Tables {
     /// Moves the weights of the lookups `idx` (all of one board, so of one stage) towards reducing `error`.
     #[inline(always)]
     pub(super) fn update_at(&self, idx: &[u32], error: f32) {
-        if idx.first().is_some_and(|&i| (i as usize) < self.frozen_end) {
+        if idx.first().is_some_and(|&i| self.frozen.contains(&(i as usize))) {
             return;
         }
         let w = &self.weights[..];

@@ -1050,6 +1050,44 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
         err.contains("--stage 2") && err.contains("has 2 stages (0 to 1)"),
         "{err}"
     );
+
+    // The other way round: the late stage frozen, the first learns (towards the late stage's values where its games
+    // cross, each game ending there).
+    let (ok, err) = run(&[
+        "train",
+        "--resume",
+        "net.json",
+        "--freeze-from",
+        "64",
+        "--stage-target",
+        "next",
+        "--games",
+        "300",
+        "--threads",
+        "1",
+        "--coherence-prior",
+        "0",
+        "--out",
+        "early.ckpt",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let (early, _, _) = file::load(&dir.join("early.ckpt")).unwrap();
+    let per = shape.weights_per_stage();
+    let (parts, weights) = (staged::load_any(&list_path).unwrap(), early.weights());
+    let listed = parts.weights();
+    assert_ne!(&weights[..per], &listed[..per], "the first stage learned");
+    assert_eq!(&weights[per..], &listed[per..], "the frozen late stage moved");
+    for (flags, says) in [
+        (&["--freeze-from", "64", "--freeze-below", "64"][..], "cannot be used with"),
+        (&["--freeze-from", "128"][..], "--freeze-from 128 freezes no stage"),
+        (&["--freeze-from", "100"][..], "--freeze-from: 100 is not a tile"),
+    ] {
+        let mut args = vec!["train", "--resume", "net.json", "--games", "1", "--out", "x.ckpt"];
+        args.extend_from_slice(flags);
+        let (ok, err) = run(&args);
+        assert!(!ok && err.contains(says), "{flags:?}: {err}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
