@@ -1079,7 +1079,10 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
     assert_ne!(&weights[..per], &listed[..per], "the first stage learned");
     assert_eq!(&weights[per..], &listed[per..], "the frozen late stage moved");
     for (flags, says) in [
-        (&["--freeze-from", "64", "--freeze-below", "64"][..], "cannot be used with"),
+        (
+            &["--freeze-from", "64", "--freeze-below", "64"][..],
+            "cannot be used with",
+        ),
         (&["--freeze-from", "128"][..], "--freeze-from 128 freezes no stage"),
         (&["--freeze-from", "100"][..], "--freeze-from: 100 is not a tile"),
     ] {
