@@ -965,26 +965,17 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
             .unwrap();
         (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let (ok, err) = run(&[
-        "train",
-        "--resume",
-        "net.json",
-        "--freeze-below",
-        "64",
-        "--start",
-        "stage-pools",
-        "--pool-keys",
-        "64",
-        "--games",
-        "300",
-        "--threads",
-        "1",
-        "--coherence-prior",
-        "0",
-        "--out",
+    // 300 games of the stage list on one thread, the weights learning at once, written to `out`.
+    let train_list = |flags: &[&str], out: &str| {
+        let mut args = vec!["train", "--resume", "net.json", "--games", "300", "--threads", "1"];
+        args.extend_from_slice(&["--coherence-prior", "0", "--out", out, "--json"]);
+        args.extend_from_slice(flags);
+        run(&args)
+    };
+    let (ok, err) = train_list(
+        &["--freeze-below", "64", "--start", "stage-pools", "--pool-keys", "64"],
         "run.ckpt",
-        "--json",
-    ]);
+    );
     assert!(ok, "{err}");
     let (trained, _, state) = file::load(&dir.join("run.ckpt")).unwrap();
     assert!(!state.is_empty(), "a checkpoint carries the trainer's state");
@@ -1053,24 +1044,7 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
 
     // The other way round: the late stage frozen, the first learns (towards the late stage's values where its games
     // cross, each game ending there).
-    let (ok, err) = run(&[
-        "train",
-        "--resume",
-        "net.json",
-        "--freeze-from",
-        "64",
-        "--stage-target",
-        "next",
-        "--games",
-        "300",
-        "--threads",
-        "1",
-        "--coherence-prior",
-        "0",
-        "--out",
-        "early.ckpt",
-        "--json",
-    ]);
+    let (ok, err) = train_list(&["--freeze-from", "64", "--stage-target", "next"], "early.ckpt");
     assert!(ok, "{err}");
     let (early, _, _) = file::load(&dir.join("early.ckpt")).unwrap();
     let per = shape.weights_per_stage();
