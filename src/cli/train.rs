@@ -253,22 +253,14 @@ fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
         None => Shape::named(&args.net, stages(args)?)?,
     };
     if let Some(tile) = args.freeze_below {
-        if !tile.is_power_of_two() || !(4..=32768).contains(&tile) {
-            bail!("--freeze-below: {tile} is not a tile from 4 to 32768");
-        }
-        let e = tile.trailing_zeros() as u8;
-        config.frozen_below = shape.stages.iter().filter(|&&s| s < e).count();
+        config.frozen_below = stages_below(&shape, "--freeze-below", tile)?;
         if config.frozen_below == shape.stages.len() {
             bail!("--freeze-below {tile} would freeze every stage of {}", shape.describe());
         }
     }
     if let Some(tile) = args.freeze_from {
-        if !tile.is_power_of_two() || !(4..=32768).contains(&tile) {
-            bail!("--freeze-from: {tile} is not a tile from 4 to 32768");
-        }
-        let e = tile.trailing_zeros() as u8;
         // The first stage starts at tile 0, below every tile allowed here: it always learns.
-        let from = shape.stages.iter().filter(|&&s| s < e).count();
+        let from = stages_below(&shape, "--freeze-from", tile)?;
         if from == shape.stages.len() {
             bail!(
                 "--freeze-from {tile} freezes no stage of {}: its last starts below {tile}",
@@ -290,6 +282,15 @@ fn start(args: &TrainArgs, mut config: TrainConfig) -> anyhow::Result<Trainer> {
     let run_dir = std::env::current_dir().ok();
     trainer.add_command(recorded_command(std::env::args_os().skip(1), run_dir.as_deref()));
     Ok(trainer)
+}
+
+/// How many of `shape`'s stages start below `tile`, the value of `flag` (a tile from 4 to 32768).
+fn stages_below(shape: &Shape, flag: &str, tile: u32) -> anyhow::Result<usize> {
+    if !tile.is_power_of_two() || !(4..=32768).contains(&tile) {
+        bail!("{flag}: {tile} is not a tile from 4 to 32768");
+    }
+    let e = tile.trailing_zeros() as u8;
+    Ok(shape.stages.iter().filter(|&&s| s < e).count())
 }
 
 /// Trains until the run ends (`--games`, `--minutes` or a signal), reporting progress every `--report-seconds` (the
