@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use advisor2048::eval::ntuple::file::{self, TrainingSummary, ValueType};
-use advisor2048::eval::ntuple::{staged, Network};
+use advisor2048::eval::ntuple::{staged, Network, Shape};
 use advisor2048::train::average::average;
 use advisor2048::train::compare::compare;
 
@@ -29,13 +29,32 @@ pub enum NetCommand {
     /// Write a stage list: one network whose stages are one-stage weight files, each used from the tile given
     /// (e.g. an opening network and a late-game network; no file over 100 MB). `--weights LIST` loads it.
     Stack(NetStackArgs),
+    /// Write a network with more tuples: the named set must begin with the file's tuples (4x6 is the first four of
+    /// 8x6); the new tuples' weights are 0 in every stage, so the wider network values every board as the file does,
+    /// and `train --resume` continues it with room for more (the new weights learn at the full rate at once).
+    Widen(NetWidenArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NetWidenArgs {
+    /// The network to widen: a weight file, a checkpoint or a stage list (its stages become one file).
+    pub file: PathBuf,
+    /// The tuple set to widen to (8x6).
+    #[arg(long, default_value = "8x6")]
+    pub net: String,
+    /// Where to write the wider network (a shipped weight file: its weights as the input stores them, f16 from a
+    /// shipped file; no trainer state).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug)]
 pub struct NetStackArgs {
     /// The stages, in order: TILE=FILE, the first from tile 0 (e.g. 0=open.a2n 16384=late.a2n); each FILE a
-    /// one-stage network inside the folder of --out.
-    #[arg(required = true, num_args = 1.., value_name = "TILE=FILE")]
+    /// one-stage network inside the folder of --out. A stage kept in several files names them joined by `+`
+    /// (16384=late-a.a2n+late-b.a2n: the tuples of each follow the one before's). Stages may read different
+    /// tuples when each stage's are the first of the widest stage's (a 4x6 stage beside an 8x6 one).
+    #[arg(required = true, num_args = 1.., value_name = "TILE=FILE[+FILE...]")]
     pub stages: Vec<String>,
     /// Where to write the stage list (JSON; parts are named relative to its folder).
     #[arg(long)]
@@ -79,6 +98,10 @@ pub struct NetExportArgs {
     /// training run, to name in a stage list (`net stack`) beside the stage it was trained with.
     #[arg(long)]
     pub stage: Option<usize>,
+    /// Write only these tuples, FIRST-LAST as `net info` numbers them (e.g. 1-4 and 5-8 of an 8x6 stage: two files
+    /// under 100 MB, named together in a stage list); needs a one-stage network or --stage.
+    #[arg(long, value_name = "FIRST-LAST")]
+    pub tuples: Option<String>,
 }
 
 /// A weight file for the `net` commands, an error naming the file when it is not one.
@@ -224,13 +247,16 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
         NetCommand::Stack(args) => {
             let mut parts = Vec::with_capacity(args.stages.len());
             for spec in &args.stages {
-                let (tile, path) = spec
+                let (tile, paths) = spec
                     .split_once('=')
                     .with_context(|| format!("stage {spec:?}: expected TILE=FILE, e.g. 16384=late.a2n"))?;
                 let tile: u32 = tile
                     .parse()
                     .with_context(|| format!("stage {spec:?}: {tile:?} is not a tile (0, 2, 4, ... 32768)"))?;
-                parts.push((tile, PathBuf::from(path)));
+                if paths.split('+').any(str::is_empty) {
+                    anyhow::bail!("stage {spec:?}: expected TILE=FILE or TILE=FILE+FILE, with no empty file name");
+                }
+                parts.push((tile, paths.split('+').map(PathBuf::from).collect()));
             }
             let (list, net) = staged::write_list(&args.out, &parts)?;
             let checksum = net.info.as_ref().map_or("-", |i| i.checksum());
@@ -241,8 +267,48 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                 net.weight_bytes() >> 20
             );
             for (k, p) in list.stages.iter().enumerate() {
-                println!("  stage {k} from tile {:<6} {} ({})", p.from_tile, p.file, p.checksum);
+                println!(
+                    "  stage {k} from tile {:<6} {} tuples: {} ({}){}",
+                    p.from_tile,
+                    net.shape().stage_tuple_count(k),
+                    p.file,
+                    p.checksum,
+                    p.more_tuples
+                        .iter()
+                        .map(|m| format!(" + {} ({})", m.file, m.checksum))
+                        .collect::<String>()
+                );
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        NetCommand::Widen(args) => {
+            let (net, info, _) = load_weight_file(&args.file)?;
+            let set = Shape::named(&args.net, vec![0]).with_context(|| format!("--net {}", args.net))?;
+            let wide = net
+                .widen(set.tuples)
+                .with_context(|| format!("{} cannot be widened to {}", args.file.display(), args.net))?;
+            let mut training = info.header.training.clone();
+            let this = format!(
+                "advisor2048 net widen {} ({}) --net {}",
+                args.file.display(),
+                info.checksum(),
+                args.net
+            );
+            training.command = if training.command.is_empty() {
+                this
+            } else {
+                format!("{} && {this}", training.command)
+            };
+            let value_type = if wide.is_f16() { ValueType::F16 } else { ValueType::F32 };
+            let out = file::save(&args.out, &wide, value_type, &training, &[])?;
+            println!(
+                "{} ({} bytes, checksum {}): {}, {} MiB in memory",
+                args.out.display(),
+                out.file_bytes,
+                out.checksum(),
+                wide.shape().describe(),
+                wide.weight_bytes() >> 20
+            );
             Ok(ExitCode::SUCCESS)
         }
         NetCommand::Export(args) => {
@@ -269,6 +335,25 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                      these are: {}",
                     training.command
                 );
+            }
+            if let Some(spec) = &args.tuples {
+                let count = net.shape().tuples.len();
+                let range = spec
+                    .split_once('-')
+                    .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+                    .filter(|&(a, b)| 1 <= a && a <= b && b <= count)
+                    .with_context(|| {
+                        format!("--tuples {spec:?}: expected FIRST-LAST with 1 <= FIRST <= LAST <= {count} (the network's tuples)")
+                    })?;
+                net = net.tuple_range(range.0 - 1..range.1).with_context(|| {
+                    format!(
+                        "--tuples: {} has {} stages; name one with --stage",
+                        args.checkpoint.display(),
+                        net.shape().stages.len()
+                    )
+                })?;
+                let training = &mut info.header.training;
+                training.command = format!("net export --tuples {spec} of: {}", training.command);
             }
             let out = file::save(&args.out, &net, ValueType::F16, &info.header.training, &[])?;
             println!(

@@ -36,16 +36,16 @@ pub struct BandChange {
 
 /// Two networks that cannot be compared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the networks differ in shape: {before} against {after}")]
+#[error("the networks differ in shape, or their stages read different tuples: {before} against {after}")]
 pub struct ShapeMismatch {
     pub before: String,
     pub after: String,
 }
 
 impl ShapeMismatch {
-    /// `Ok` when the two networks have one shape.
+    /// `Ok` when the two networks have one shape, whose stages all read every tuple.
     pub fn check(before: &Network, after: &Network) -> Result<(), ShapeMismatch> {
-        if before.shape() == after.shape() {
+        if before.shape() == after.shape() && before.shape().is_uniform() {
             return Ok(());
         }
         Err(ShapeMismatch {

@@ -92,6 +92,9 @@ impl Trainer {
         earlier: &TrainingSummary,
         config: TrainConfig,
     ) -> Result<Trainer, ResumeError> {
+        if !net.shape().is_uniform() {
+            return Err(ResumeError::MixedStages(net.shape().describe()));
+        }
         let n = net.shape().weight_count();
         let (mut progress, coherence) = if state.is_empty() {
             let mut progress = new_state(&config);

@@ -26,6 +26,9 @@ pub enum PromoteError {
 /// 200,000 within 25,000 games.) The trainer's progress (games, moves, rolling statistics, pools) carries over.
 pub fn promote(net: &Network, state: &[u8], add: &[u8]) -> Result<(Network, Vec<u8>), PromoteError> {
     let old = net.shape();
+    if !old.is_uniform() {
+        return Err(ResumeError::MixedStages(old.describe()).into());
+    }
     let mut stages = old.stages.clone();
     stages.extend_from_slice(add);
     stages.sort_unstable();

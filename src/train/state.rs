@@ -128,6 +128,11 @@ pub enum ResumeError {
     NoState,
     #[error("the trainer state is damaged: {0}")]
     Damaged(String),
+    #[error(
+        "a network whose stages read different tuples ({0}) cannot be trained: train a network whose stages read \
+         the same tuples (net widen gives a narrower stage the wider one's tuples, at 0)"
+    )]
+    MixedStages(String),
 }
 
 /// A checkpoint's trainer state split into its progress (JSON) and the temporal-coherence accumulators of `weights`

@@ -854,7 +854,11 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     file::save(&open_path, &open, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     file::save(&late_path, &late, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     let list_path = dir.join("net.json");
-    let (list, _) = staged::write_list(&list_path, &[(0, open_path.clone()), (256, late_path.clone())]).unwrap();
+    let (list, _) = staged::write_list(
+        &list_path,
+        &[(0, vec![open_path.clone()]), (256, vec![late_path.clone()])],
+    )
+    .unwrap();
     assert_eq!(list.stages[1].file, "late.a2n");
     let net = staged::load_any(&list_path).unwrap();
     assert_eq!(net.shape().stages, vec![0, 8]);
@@ -888,7 +892,11 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     let open32_path = dir.join("open32.a2n");
     file::save(&open32_path, &open, ValueType::F32, &TrainingSummary::default(), &[]).unwrap();
     let mixed_path = dir.join("mixed.json");
-    staged::write_list(&mixed_path, &[(0, open32_path.clone()), (256, late_path.clone())]).unwrap();
+    staged::write_list(
+        &mixed_path,
+        &[(0, vec![open32_path.clone()]), (256, vec![late_path.clone()])],
+    )
+    .unwrap();
     let mixed = staged::load_any(&mixed_path).unwrap();
     assert!(!mixed.is_f16());
     let open32 = file::load(&open32_path).unwrap().0;
@@ -935,9 +943,176 @@ fn a_stage_list_loads_its_parts_as_one_network_and_names_a_bad_part() {
     let e = staged::load_any(&dir.join("junk.json")).unwrap_err();
     assert!(matches!(e, StagedError::List { .. }), "{e}");
     // Stages out of order are refused when the list is written.
-    let e = staged::write_list(&dir.join("bad.json"), &[(0, open_path.clone()), (0, late_path.clone())]).unwrap_err();
+    let e = staged::write_list(
+        &dir.join("bad.json"),
+        &[(0, vec![open_path.clone()]), (0, vec![late_path.clone()])],
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("increase"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Stages that read different tuples (a narrow opening stage beside a wider late one, each stage's tuples the
+/// first of the widest's), one of them kept in two files: the stage list loads them as one network that values
+/// each board exactly as its stage's files do on their own, at every entry the search uses; such a network is not
+/// one weight file and is not trained, and a stage whose tuples are not the first of the widest's is refused,
+/// naming its file.
+#[test]
+fn stages_of_different_tuples_load_from_several_files_and_value_boards_as_their_own_files() {
+    use advisor2048::eval::ntuple::staged::{self, StagedError};
+    let dir = std::env::temp_dir().join(format!("advisor2048-wider-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let narrow = random_network(
+        Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]], vec![0]).unwrap(),
+        21,
+    );
+    let wide_shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9, 13, 14]], vec![0]).unwrap();
+    let wide = random_network(wide_shape.clone(), 22);
+    // The wide stage in two files: its first two tuples, then its third.
+    let (head, tail) = (wide.tuple_range(0..2).unwrap(), wide.tuple_range(2..3).unwrap());
+    assert!(wide.tuple_range(2..4).is_none() && wide.tuple_range(1..1).is_none());
+    let save = |name: &str, net: &Network| {
+        let path = dir.join(name);
+        file::save(&path, net, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
+        path
+    };
+    let (narrow_path, head_path, tail_path, wide_path) = (
+        save("narrow.a2n", &narrow),
+        save("head.a2n", &head),
+        save("tail.a2n", &tail),
+        save("wide.a2n", &wide),
+    );
+    let list_path = dir.join("net.json");
+    let (list, net) = staged::write_list(
+        &list_path,
+        &[
+            (0, vec![narrow_path.clone()]),
+            (256, vec![head_path.clone(), tail_path.clone()]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(list.stages[1].more_tuples.len(), 1);
+    assert_eq!(list.files().len(), 3);
+    assert_eq!(
+        net.shape().describe(),
+        "3x4, 2 stages (from tiles 0, 256), reading the first 2, 3 tuples"
+    );
+    let net = staged::load_any(&list_path).unwrap();
+    assert_eq!(net.shape().weight_count(), 2 * 65536 + 3 * 65536);
+    let (narrow16, wide16) = (file::load(&narrow_path).unwrap().0, file::load(&wide_path).unwrap().0);
+    assert_eq!(narrow16.f16_scale(), wide16.f16_scale());
+    // Stage k as a network of its own is its files' network, weight for weight.
+    assert_eq!(net.stage(0).unwrap().weights(), narrow16.weights());
+    assert_eq!(net.stage(1).unwrap().weights(), wide16.weights());
+    assert_eq!(net.stage(1).unwrap().shape(), &wide_shape);
+    let mut rng = Rng::new(9);
+    for _ in 0..500 {
+        let mut board = Board::default();
+        for _ in 0..10 {
+            board = board.spawn(&mut rng).unwrap_or(board);
+        }
+        let board = Board(board.0 | (u64::from(rng.below(12) as u8) << 60));
+        let t = board.transpose();
+        let own = if board.max_exponent() >= 8 { &wide16 } else { &narrow16 };
+        assert_eq!(net.value(board, t), own.value(board, t), "{board:?}");
+        for (k, part) in [&narrow16, &wide16].into_iter().enumerate() {
+            let want = part.value(board, t);
+            assert_eq!(net.value_in(k, board, t), want, "stage {k}, {board:?}");
+            let four = net.values_of_four_in(Some(k), [Some((board, t)), None, Some((board, t)), None]);
+            assert_eq!(four, [Some(want), None, Some(want), None], "stage {k}");
+            let first = net.values_of_first(Some(k), [(board, t); 4], 3);
+            assert_eq!(&first[..3], &[want; 3], "stage {k}");
+        }
+        let parts = net.contributions(board);
+        assert_eq!(parts.len(), own.shape().tuples.len());
+        let (sum, value) = (parts.iter().sum::<f64>(), own.value(board, t));
+        assert!(
+            (sum - value).abs() <= 1e-3 * value.abs().max(1.0),
+            "{sum} against {value}"
+        );
+    }
+    // Not one weight file, not trained.
+    let e = file::save(
+        &dir.join("one.a2n"),
+        &net,
+        ValueType::F16,
+        &TrainingSummary::default(),
+        &[],
+    )
+    .unwrap_err();
+    assert!(matches!(e, NetFileError::MixedStages(_)), "{e}");
+    let e = Trainer::resume(net.clone(), &[], &TrainingSummary::default(), TrainConfig::default()).err();
+    assert!(e.is_some_and(|e| e.to_string().contains("different tuples")));
+    // A stage whose tuples are not the first of the widest's: refused, naming its file.
+    let e = staged::write_list(
+        &dir.join("bad.json"),
+        &[(0, vec![tail_path.clone()]), (256, vec![wide_path.clone()])],
+    )
+    .unwrap_err();
+    assert!(matches!(e, StagedError::PartShape { stage: 0, .. }), "{e}");
+    assert!(
+        e.to_string().contains("tail.a2n") && e.to_string().contains("first tuples"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The compile-time lookups of the 8x6 set with a first stage that reads only its first four tuples (the 4x6 set):
+/// the network the shipped files make when a 4x6 opening stage sits beside an 8x6 late stage. Each stage values
+/// every board, at every entry the search uses, exactly as that stage alone (the 4x6 and the 8x6 lookups), with f16
+/// weights (as shipped) and f32 ones.
+#[test]
+fn a_4x6_stage_beside_an_8x6_stage_values_boards_as_each_stage_alone() {
+    let tuples = Shape::named("8x6", vec![0]).unwrap().tuples;
+    let shape = Shape::with_stage_tuples(tuples, vec![0, 14], vec![4, 8]).unwrap();
+    assert!(!shape.is_uniform());
+    assert_eq!(shape.weight_count(), 12 << 24);
+    let mut rng = Rng::new(3);
+    let bits: Vec<u16> = (0..shape.weight_count())
+        .map(|_| half::f16::from_f32((rng.below(2_000_000) as f32 - 1_000_000.0) / 1000.0).to_bits())
+        .collect();
+    let net16 = Network::from_f16(shape.clone(), bits, 1.0).unwrap();
+    let (open, late) = (net16.stage(0).unwrap(), net16.stage(1).unwrap());
+    assert_eq!(open.shape(), &Shape::named("4x6", vec![0]).unwrap());
+    assert_eq!(late.shape(), &Shape::named("8x6", vec![0]).unwrap());
+    let net32 = Network::from_weights(shape, net16.weights().into_owned()).unwrap();
+    drop(net16);
+    let net16 = Network::from_f16(
+        net32.shape().clone(),
+        net32
+            .weights()
+            .iter()
+            .map(|&w| half::f16::from_f32(w).to_bits())
+            .collect(),
+        1.0,
+    )
+    .unwrap();
+    for net in [&net16, &net32] {
+        for _ in 0..300 {
+            let mut board = Board::default();
+            for _ in 0..12 {
+                board = board.spawn(&mut rng).unwrap_or(board);
+            }
+            let board = Board(board.0 | (u64::from(10 + rng.below(6) as u8) << 60));
+            let t = board.transpose();
+            let own = if board.max_exponent() >= 14 { &late } else { &open };
+            assert_eq!(net.value(board, t), own.value(board, t), "{board:?}");
+            assert_eq!(
+                net.values_of_four([Some((board, t)), None, None, Some((board, t))]),
+                own.values_of_four([Some((board, t)), None, None, Some((board, t))]),
+            );
+            for (k, part) in [&open, &late].into_iter().enumerate() {
+                let want = part.value(board, t);
+                assert_eq!(net.value_in(k, board, t), want, "stage {k}, {board:?}");
+                for n in 1..=4 {
+                    let got = net.values_of_first(Some(k), [(board, t); 4], n);
+                    assert_eq!(&got[..n], &vec![want; n][..], "stage {k}, {n} boards");
+                }
+                let four = net.values_of_four_in(Some(k), [Some((board, t)); 4]);
+                assert_eq!(four, [Some(want); 4], "stage {k}");
+            }
+        }
+    }
 }
 
 /// A stage of a shipped stage list trained where it begins: `train --resume LIST --freeze-below TILE` continues the
@@ -955,7 +1130,11 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
     file::save(&open_path, &open, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     file::save(&late_path, &late, ValueType::F16, &TrainingSummary::default(), &[]).unwrap();
     let list_path = dir.join("net.json");
-    staged::write_list(&list_path, &[(0, open_path.clone()), (64, late_path.clone())]).unwrap();
+    staged::write_list(
+        &list_path,
+        &[(0, vec![open_path.clone()]), (64, vec![late_path.clone()])],
+    )
+    .unwrap();
     let bin = env!("CARGO_BIN_EXE_advisor2048");
     let run = |args: &[&str]| {
         let out = std::process::Command::new(bin)
@@ -1019,7 +1198,11 @@ fn a_stage_list_trains_as_one_network_and_one_stage_exports_as_its_own_file() {
     }
     // The two files stack into a list that loads: the trained network, each stage valued as its file.
     let new_list = dir.join("new.json");
-    staged::write_list(&new_list, &[(0, dir.join("stage0.a2n")), (64, dir.join("stage1.a2n"))]).unwrap();
+    staged::write_list(
+        &new_list,
+        &[(0, vec![dir.join("stage0.a2n")]), (64, vec![dir.join("stage1.a2n")])],
+    )
+    .unwrap();
     let net = staged::load_any(&new_list).unwrap();
     let mut rng = Rng::new(9);
     let mut board = Board::default();

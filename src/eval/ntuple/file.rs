@@ -128,6 +128,11 @@ pub enum NetFileError {
     ShapeMismatch(String),
     #[error("unsupported compression {0:?} (this build reads deflate)")]
     Compression(String),
+    #[error(
+        "a network whose stages read different tuples ({0}) is not one weight file: write each stage as its own \
+         file (net export --stage K) and name them in a stage list (net stack)"
+    )]
+    MixedStages(String),
 }
 
 fn one() -> f32 {
@@ -263,6 +268,9 @@ fn write(out: impl Write, contents: Contents<'_>) -> Result<NetInfo, NetFileErro
         state_len,
         write_state,
     } = contents;
+    if !shape.is_uniform() {
+        return Err(NetFileError::MixedStages(shape.describe()));
+    }
     let n = shape.weight_count();
     let mut max = 0.0f32;
     for i in 0..n {

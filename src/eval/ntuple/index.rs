@@ -133,23 +133,44 @@ impl FixedSet<8> for Set8x6 {
     const SET: SetIndex<8> = INDEX_8X6;
 }
 
-/// Where each stage starts (largest exponents) and how many weights a stage has.
+/// Where each stage starts (largest exponents), where its weights begin and how many tuples it reads.
 #[derive(Clone, Copy, Debug)]
 struct Stages {
     starts: [u8; MAX_STAGES],
     len: usize,
-    per_stage: usize,
+    /// Where each stage's weights begin.
+    bases: [usize; MAX_STAGES],
+    /// How many of the tuples (the first ones) each stage reads.
+    tuples: [usize; MAX_STAGES],
 }
 
 impl Stages {
     fn new(shape: &Shape) -> Stages {
         let mut starts = [u8::MAX; MAX_STAGES];
         starts[..shape.stages.len()].copy_from_slice(&shape.stages);
+        let (mut bases, mut tuples) = ([0; MAX_STAGES], [0; MAX_STAGES]);
+        for k in 0..shape.stages.len() {
+            bases[k] = shape.stage_start(k);
+            tuples[k] = shape.stage_tuple_count(k);
+        }
         Stages {
             starts,
             len: shape.stages.len(),
-            per_stage: shape.weights_per_stage(),
+            bases,
+            tuples,
         }
+    }
+
+    /// Where stage `k`'s weights begin (`k` below the number of stages).
+    #[inline(always)]
+    fn base(&self, k: usize) -> usize {
+        self.bases[k & (MAX_STAGES - 1)]
+    }
+
+    /// How many tuples stage `k` reads.
+    #[inline(always)]
+    fn tuple_count(&self, k: usize) -> usize {
+        self.tuples[k & (MAX_STAGES - 1)]
     }
 
     /// The stage of a board.
@@ -206,8 +227,6 @@ pub trait Lookups: Sync {
     fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize;
     /// The stage (weight set) a board is valued by.
     fn stage(&self, board: Board) -> usize;
-    /// Weights per stage.
-    fn per_stage(&self) -> usize;
 }
 
 impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
@@ -218,13 +237,14 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         self.lookups_in(self.stages.of(board.0), board, transposed)
     }
 
-    /// [`Fixed::lookups`] in the weights of stage `stage` (see [`Lookups::indices_in`]).
+    /// [`Fixed::lookups`] in the weights of stage `stage` (see [`Lookups::indices_in`]): the rows of the tuples the
+    /// stage reads ([`Fixed::tuple_count`]); the others' are left 0.
     #[inline(always)]
     pub fn lookups_in(&self, stage: usize, board: Board, transposed: Board) -> [[u32; 8]; T] {
-        let base = stage * self.stages.per_stage;
+        let base = self.stages.base(stage);
         let syms = symmetries(board, transposed);
         let mut out = [[0u32; 8]; T];
-        for (t, row) in out.iter_mut().enumerate() {
+        for (t, row) in out.iter_mut().enumerate().take(self.stages.tuple_count(stage)) {
             let at = base + S::SET.offsets[t];
             let tuple = &S::SET.tuples[t];
             for (slot, &b) in row.iter_mut().zip(&syms) {
@@ -256,6 +276,12 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
     #[inline(always)]
     pub fn stage_of(&self, board: Board) -> usize {
         self.stages.of(board.0)
+    }
+
+    /// How many of the set's tuples (the first ones) stage `stage` reads: `T` unless the stages differ.
+    #[inline(always)]
+    pub fn tuple_count(&self, stage: usize) -> usize {
+        self.stages.tuple_count(stage)
     }
 
     /// The stage all of `boards` are valued in: `stage` when given, else their own when they share one (always so
@@ -338,7 +364,8 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
     /// index on the stack.
     #[inline(never)]
     pub fn sums_f16<const N: usize>(&self, bits: &[u16], stage: usize, boards: [(Board, Board); N]) -> [f32; N] {
-        let base = stage * self.stages.per_stage;
+        let base = self.stages.base(stage);
+        let count = self.stages.tuple_count(stage);
         let mut syms = [[0u64; 8]; N];
         for (s, &(board, transposed)) in syms.iter_mut().zip(&boards) {
             *s = symmetries(board, transposed);
@@ -346,22 +373,29 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         let mut sums = [0.0f32; N];
         // One call per tuple, its number a constant: the compiler sees the tuple's rotations, masks, offset and table
         // size as literals (a loop over the tuples kept them in memory, with a bounds check per lookup).
-        Self::add_tuple::<0, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<1, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<2, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<3, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<4, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<5, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<6, N>(bits, base, &syms, &mut sums);
-        Self::add_tuple::<7, N>(bits, base, &syms, &mut sums);
+        Self::add_tuple::<0, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<1, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<2, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<3, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<4, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<5, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<6, N>(bits, base, count, &syms, &mut sums);
+        Self::add_tuple::<7, N>(bits, base, count, &syms, &mut sums);
         const { assert!(T <= 8, "sums_f16 adds up to 8 tuples") };
         sums
     }
 
-    /// Adds tuple `I`'s 8 lookups of each board to that board's sum (nothing when the set has no tuple `I`).
+    /// Adds tuple `I`'s 8 lookups of each board to that board's sum (nothing when the set has no tuple `I`, or the
+    /// stage reads only the first `count`).
     #[inline(always)]
-    fn add_tuple<const I: usize, const N: usize>(bits: &[u16], base: usize, syms: &[[u64; 8]; N], sums: &mut [f32; N]) {
-        if I >= T {
+    fn add_tuple<const I: usize, const N: usize>(
+        bits: &[u16],
+        base: usize,
+        count: usize,
+        syms: &[[u64; 8]; N],
+        sums: &mut [f32; N],
+    ) {
+        if I >= T || I >= count {
             return;
         }
         let tuple = S::SET.tuples[I];
@@ -378,34 +412,31 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
 impl<S: FixedSet<T>, const T: usize> Lookups for Fixed<S, T> {
     #[inline(always)]
     fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
-        let base = stage * self.stages.per_stage;
+        let base = self.stages.base(stage);
+        let count = self.stages.tuple_count(stage);
         let syms = symmetries(board, transposed);
-        for (t, tuple) in S::SET.tuples.iter().enumerate() {
+        for (t, tuple) in S::SET.tuples.iter().enumerate().take(count) {
             let at = base + S::SET.offsets[t];
             for (s, &b) in syms.iter().enumerate() {
                 out[(8 * t + s) & (MAX_LOOKUPS - 1)] = (at + tuple.index(b) as usize) as u32;
             }
         }
-        8 * T
+        8 * count.min(T)
     }
 
     #[inline(always)]
     fn stage(&self, board: Board) -> usize {
         self.stages.of(board.0)
     }
-
-    fn per_stage(&self) -> usize {
-        self.stages.per_stage
-    }
 }
 
 impl Lookups for AnyIndex {
     #[inline]
     fn indices_in(&self, stage: usize, board: Board, transposed: Board, out: &mut [u32; MAX_LOOKUPS]) -> usize {
-        let base = stage * self.stages.per_stage;
+        let base = self.stages.base(stage);
         let syms = symmetries(board, transposed);
         let mut n = 0;
-        for (tuple, offset) in &self.tuples {
+        for (tuple, offset) in self.tuples.iter().take(self.stages.tuple_count(stage)) {
             for &b in &syms {
                 out[n & (MAX_LOOKUPS - 1)] = (base + offset + tuple.index(b) as usize) as u32;
                 n += 1;
@@ -417,10 +448,6 @@ impl Lookups for AnyIndex {
     #[inline]
     fn stage(&self, board: Board) -> usize {
         self.stages.of(board.0)
-    }
-
-    fn per_stage(&self) -> usize {
-        self.stages.per_stage
     }
 }
 

@@ -85,7 +85,6 @@ pub struct Features {
     lookups: Vec<Lookup>,
     /// All tuples have 6 cells: the common case gets a loop the compiler unrolls.
     all_six: bool,
-    per_stage: usize,
     /// The same lookups, grouped ([`index`]): what the evaluator's hot path uses.
     indexer: index::Indexer,
 }
@@ -110,9 +109,9 @@ impl Features {
                 l
             })
             .collect::<Vec<_>>();
+        let _ = offset;
         let all_six = shape.tuples.iter().all(|t| t.len() == 6);
         Features {
-            per_stage: offset,
             indexer: index::Indexer::new(&shape),
             shape,
             lookups,
@@ -134,24 +133,35 @@ impl Features {
         self.lookups.len() * 8
     }
 
-    /// The offset of the weight set that applies to `board`.
+    /// The stage of `board` (0 for a one-stage network).
     #[inline(always)]
-    pub fn stage_offset(&self, board: u64) -> usize {
+    fn stage_of(&self, board: u64) -> usize {
         if self.shape.stages.len() == 1 {
             0
         } else {
-            self.shape.stage_of(Board(board).max_exponent()) * self.per_stage
+            self.shape.stage_of(Board(board).max_exponent())
         }
     }
 
-    /// Calls `f(tuple, weight index)` for every lookup of `board` (tuples x 8 symmetries), indices into the whole
-    /// network (stage included).
+    /// The offset of the weight set that applies to `board`.
+    #[inline(always)]
+    pub fn stage_offset(&self, board: u64) -> usize {
+        match self.stage_of(board) {
+            0 => 0,
+            k => self.shape.stage_start(k),
+        }
+    }
+
+    /// Calls `f(tuple, weight index)` for every lookup of `board` (the tuples its stage reads x 8 symmetries),
+    /// indices into the whole network (stage included).
     #[inline(always)]
     pub fn for_each(&self, board: Board, transposed: Board, mut f: impl FnMut(usize, usize)) {
-        let base = self.stage_offset(board.0);
+        let stage = self.stage_of(board.0);
+        let base = if stage == 0 { 0 } else { self.shape.stage_start(stage) };
+        let lookups = &self.lookups[..self.shape.stage_tuple_count(stage)];
         let syms = symmetries(board, transposed);
         if self.all_six {
-            for (t, l) in self.lookups.iter().enumerate() {
+            for (t, l) in lookups.iter().enumerate() {
                 let s = &l.shifts;
                 let at = base + l.offset;
                 for b in syms {
@@ -165,7 +175,7 @@ impl Features {
                 }
             }
         } else {
-            for (t, l) in self.lookups.iter().enumerate() {
+            for (t, l) in lookups.iter().enumerate() {
                 let at = base + l.offset;
                 for b in syms {
                     let mut idx = 0u64;
@@ -310,7 +320,7 @@ impl Network {
         })
     }
 
-    /// Stage `k`'s weights as a one-stage network of the same tuples (its weights kept as they are, f16 or f32;
+    /// Stage `k`'s weights as a one-stage network of the tuples it reads (its weights kept as they are, f16 or f32;
     /// no file information), e.g. to write one stage of a trained multi-stage network as its own file. `None`
     /// when the network has no stage `k`.
     pub fn stage(&self, k: usize) -> Option<Network> {
@@ -318,12 +328,12 @@ impl Network {
         if k >= shape.stages.len() {
             return None;
         }
-        let one = Shape::new(shape.tuples.clone(), vec![0]).ok()?;
-        let per = one.weight_count();
-        let range = k * per..(k + 1) * per;
+        let one = Shape::new(shape.tuples[..shape.stage_tuple_count(k)].to_vec(), vec![0]).ok()?;
+        let start = shape.stage_start(k);
+        let range = start..start + one.weight_count();
         let weights = match &self.weights {
             Weights::F32(w) => {
-                let mut out = huge_page_vec(per);
+                let mut out = huge_page_vec(range.len());
                 out.extend_from_slice(&w[range]);
                 Weights::F32(out)
             }
@@ -334,6 +344,84 @@ impl Network {
         };
         Some(Network {
             features: Features::new(one),
+            weights,
+            info: None,
+            id: next_network_id(),
+        })
+    }
+
+    /// This network with more tuples: `tuples` begins with this network's tuples, in their order, and adds others,
+    /// whose weights start at 0 in every stage. The wider network values every board exactly as this one (the new
+    /// tables add 0), so training can continue from it with room for more (e.g. a 4x6 network as the 8x6 set's
+    /// first four tuples). Keeps the weights as they are (f16 or f32) and the stages; no file information.
+    pub fn widen(&self, tuples: Vec<Vec<u8>>) -> Result<Network, WidenError> {
+        let shape = self.shape();
+        if !shape.is_uniform() || tuples.len() <= shape.tuples.len() || tuples[..shape.tuples.len()] != shape.tuples[..]
+        {
+            return Err(WidenError::NotAnExtension {
+                have: shape.tuples.clone(),
+                asked: tuples,
+            });
+        }
+        let wide = Shape::new(tuples, shape.stages.clone())?;
+        let (old, new) = (shape.weights_per_stage(), wide.weights_per_stage());
+        let stages = shape.stages.len();
+        let weights = match &self.weights {
+            Weights::F32(w) => {
+                let mut out = huge_page_vec(new * stages);
+                for stage in w.chunks_exact(old) {
+                    out.extend_from_slice(stage);
+                    out.resize(out.len() + new - old, 0.0);
+                }
+                Weights::F32(out)
+            }
+            Weights::F16 { bits, scale } => {
+                let mut out = huge_page_vec(new * stages);
+                for stage in bits.chunks_exact(old) {
+                    out.extend_from_slice(stage);
+                    out.resize(out.len() + new - old, 0);
+                }
+                Weights::F16 {
+                    bits: out,
+                    scale: *scale,
+                }
+            }
+        };
+        Ok(Network {
+            features: Features::new(wide),
+            weights,
+            info: None,
+            id: next_network_id(),
+        })
+    }
+
+    /// The tuples `range` of a one-stage network as a network of their own (weights kept as they are), e.g. to keep
+    /// a stage too large for one file in two ([`staged`]). `None` for a network of several stages or a range
+    /// outside its tuples or empty.
+    pub fn tuple_range(&self, range: std::ops::Range<usize>) -> Option<Network> {
+        let shape = self.shape();
+        if shape.stages.len() != 1 || range.is_empty() || range.end > shape.tuples.len() {
+            return None;
+        }
+        let part = Shape::new(shape.tuples[range.clone()].to_vec(), vec![0]).ok()?;
+        let start: usize = shape.tuples[..range.start]
+            .iter()
+            .map(|t| 1usize << (4 * t.len()))
+            .sum();
+        let range = start..start + part.weight_count();
+        let weights = match &self.weights {
+            Weights::F32(w) => {
+                let mut out = huge_page_vec(range.len());
+                out.extend_from_slice(&w[range]);
+                Weights::F32(out)
+            }
+            Weights::F16 { bits, scale } => Weights::F16 {
+                bits: bits[range].to_vec(),
+                scale: *scale,
+            },
+        };
+        Some(Network {
+            features: Features::new(part),
             weights,
             info: None,
             id: next_network_id(),
@@ -471,19 +559,19 @@ impl Network {
         }
         // Plain loops over plain arrays (no closures through `array::map`, which the compiler kept out of line).
         let mut idx = [[[0u32; 8]; T]; 4];
+        let mut len = [0usize; 4];
         for (k, b) in boards.iter().enumerate() {
             if let Some((board, transposed)) = *b {
-                idx[k] = match stage {
-                    Some(s) => lookups.lookups_in(s, board, transposed),
-                    None => lookups.lookups(board, transposed),
-                };
-                self.prefetch(idx[k].as_flattened());
+                let s = stage.unwrap_or_else(|| lookups.stage_of(board));
+                idx[k] = lookups.lookups_in(s, board, transposed);
+                len[k] = 8 * lookups.tuple_count(s).min(T);
+                self.prefetch(&idx[k].as_flattened()[..len[k]]);
             }
         }
         let mut values = [None; 4];
         for (k, b) in boards.iter().enumerate() {
             if b.is_some() {
-                values[k] = Some(self.sum(idx[k].as_flattened()));
+                values[k] = Some(self.sum(&idx[k].as_flattened()[..len[k]]));
             }
         }
         values
@@ -562,9 +650,10 @@ impl Network {
         }
     }
 
-    /// Each tuple's contribution (summed over its 8 symmetries).
+    /// Each tuple's contribution (summed over its 8 symmetries), for the tuples the board's stage reads.
     pub fn contributions(&self, board: Board) -> Vec<f64> {
-        let mut out = vec![0.0f32; self.shape().tuples.len()];
+        let stage = self.shape().stage_of(board.max_exponent());
+        let mut out = vec![0.0f32; self.shape().stage_tuple_count(stage)];
         let scale = match &self.weights {
             Weights::F32(w) => {
                 self.features.for_each(board, board.transpose(), |t, i| out[t] += w[i]);
@@ -592,6 +681,18 @@ fn check_count(shape: &Shape, found: usize) -> Result<(), WeightCountError> {
         expected if expected == found => Ok(()),
         expected => Err(WeightCountError { expected, found }),
     }
+}
+
+/// Why a network cannot be widened to a tuple set.
+#[derive(Debug, thiserror::Error)]
+pub enum WidenError {
+    #[error(
+        "the network's tuples {have:?} (read by every stage) are not the first tuples of {asked:?}, followed by at \
+         least one more"
+    )]
+    NotAnExtension { have: Vec<Vec<u8>>, asked: Vec<Vec<u8>> },
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
 }
 
 /// An empty vector with room for `n` items, whose memory the kernel is asked to back with huge pages (Linux:

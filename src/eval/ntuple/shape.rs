@@ -29,12 +29,18 @@ pub const TUPLES_8X6: &[&[u8]] = &[
 ];
 
 /// The shape of a network: its tuples and where its stages start.
+///
+/// Every stage reads the first few of the tuples: all of them unless the stages differ (e.g. a 4x6 stage for the
+/// opening beside an 8x6 stage for the late game: 4x6 is the first four tuples of 8x6). Each stage's weights follow
+/// the stage before's, tuple by tuple.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shape {
     /// The cells of each tuple (row-major, 0 = top-left).
     pub tuples: Vec<Vec<u8>>,
     /// The smallest largest-exponent of each stage, increasing; the first is always 0.
     pub stages: Vec<u8>,
+    /// How many of the tuples (the first ones) each stage reads.
+    stage_tuples: Vec<usize>,
 }
 
 /// A shape that cannot be a network.
@@ -54,6 +60,12 @@ pub enum ShapeError {
     Stages(Vec<u8>),
     #[error("unknown network {0:?} (known: 4x6, 8x6)")]
     UnknownName(String),
+    #[error("each of the {stages} stages reads 1 to {tuples} of the tuples, found {found:?}")]
+    StageTuples {
+        stages: usize,
+        tuples: usize,
+        found: Vec<usize>,
+    },
 }
 
 impl Shape {
@@ -81,7 +93,55 @@ impl Shape {
             }
         }
         Shape::check_stages(&stages)?;
-        Ok(Shape { tuples, stages })
+        let stage_tuples = vec![tuples.len(); stages.len()];
+        Ok(Shape {
+            tuples,
+            stages,
+            stage_tuples,
+        })
+    }
+
+    /// A checked shape whose stage `k` reads the first `stage_tuples[k]` tuples.
+    pub fn with_stage_tuples(
+        tuples: Vec<Vec<u8>>,
+        stages: Vec<u8>,
+        stage_tuples: Vec<usize>,
+    ) -> Result<Shape, ShapeError> {
+        let mut shape = Shape::new(tuples, stages)?;
+        if stage_tuples.len() != shape.stages.len() || stage_tuples.iter().any(|&n| n == 0 || n > shape.tuples.len()) {
+            return Err(ShapeError::StageTuples {
+                stages: shape.stages.len(),
+                tuples: shape.tuples.len(),
+                found: stage_tuples,
+            });
+        }
+        shape.stage_tuples = stage_tuples;
+        Ok(shape)
+    }
+
+    /// How many of the tuples (the first ones) stage `k` reads.
+    #[inline]
+    pub fn stage_tuple_count(&self, k: usize) -> usize {
+        self.stage_tuples[k]
+    }
+
+    /// Whether every stage reads every tuple (so all stages have [`Shape::weights_per_stage`] weights): what the
+    /// trainer, `net diff`, `net average` and a single weight file need.
+    pub fn is_uniform(&self) -> bool {
+        self.stage_tuples.iter().all(|&n| n == self.tuples.len())
+    }
+
+    /// The weights of stage `k` (the sum of 16^n over the tuples it reads).
+    pub fn stage_weights(&self, k: usize) -> usize {
+        self.tuples[..self.stage_tuples[k]]
+            .iter()
+            .map(|t| 1usize << (4 * t.len()))
+            .sum()
+    }
+
+    /// Where stage `k`'s weights begin in the network's.
+    pub fn stage_start(&self, k: usize) -> usize {
+        (0..k).map(|j| self.stage_weights(j)).sum()
     }
 
     /// Checks a list of stage starts (exponents): from 0, strictly increasing, at most [`MAX_STAGES`], up to 15.
@@ -107,14 +167,15 @@ impl Shape {
         Shape::new(set.iter().map(|t| t.to_vec()).collect(), stages)
     }
 
-    /// Weights of one stage's tables (the sum of 16^n over the tuples).
+    /// Weights of the tables of all the tuples (the sum of 16^n over them): each stage's, when every stage reads
+    /// every tuple ([`Shape::is_uniform`]).
     pub fn weights_per_stage(&self) -> usize {
         self.tuples.iter().map(|t| 1usize << (4 * t.len())).sum()
     }
 
     /// Weights of the whole network.
     pub fn weight_count(&self) -> usize {
-        self.weights_per_stage() * self.stages.len()
+        (0..self.stages.len()).map(|k| self.stage_weights(k)).sum()
     }
 
     /// A short description, e.g. `4 tuples x 6 cells, 1 stage`.
@@ -133,7 +194,12 @@ impl Shape {
                 .iter()
                 .map(|&e| if e == 0 { "0".into() } else { (1u32 << e).to_string() })
                 .collect();
-            format!("{} stages (from tiles {})", self.stages.len(), starts.join(", "))
+            let mut text = format!("{} stages (from tiles {})", self.stages.len(), starts.join(", "));
+            if !self.is_uniform() {
+                let counts: Vec<String> = self.stage_tuples.iter().map(ToString::to_string).collect();
+                text.push_str(&format!(", reading the first {} tuples", counts.join(", ")));
+            }
+            text
         };
         format!("{cells}, {stages}")
     }

@@ -65,20 +65,20 @@ pub fn load() -> Result<Network, StagedError> {
         reason,
     })?;
     let mut parts = Vec::with_capacity(list.stages.len());
-    for (stage, part) in list.stages.iter().enumerate() {
+    for (stage, file, _) in list.files() {
         let bytes = PARTS
             .iter()
-            .find(|(name, _)| *name == part.file)
+            .find(|(name, _)| *name == file)
             .map(|(_, b)| *b)
             .ok_or_else(|| StagedError::Part {
                 stage,
-                path: Path::new("nets").join(&part.file),
+                path: Path::new("nets").join(file),
                 source: NetFileError::Io(std::io::Error::new(
                     std::io::ErrorKind::NotFound,
                     "not embedded in this binary",
                 )),
             })?;
-        parts.push((PathBuf::from(&part.file), PartBytes::Embedded(bytes)));
+        parts.push((PathBuf::from(file), PartBytes::Embedded(bytes)));
     }
     let net = staged::assemble(&list, LIST, parts)?;
     let checksum = net.info.as_ref().map(|i| i.checksum().to_owned()).unwrap_or_default();

@@ -14,7 +14,18 @@
 //! ```
 //! `file` is relative to the stage list's folder; `checksum` is the part's short checksum (`advisor2048 net info`),
 //! so a part replaced by another file is refused, naming it. The first stage starts at tile 0 (every board), the
-//! others at increasing tiles (powers of two up to 32768). Every part must have the same tuples and one stage.
+//! others at increasing tiles (powers of two up to 32768). Every part has one stage.
+//!
+//! **Stages of different tuples, stages in several files.** A stage may read more tuples than another (a 4x6 stage
+//! for the opening, an 8x6 stage for the late game), as long as each stage's tuples are the first ones of the
+//! widest stage's (4x6 is the first four tuples of 8x6). And one stage may be kept in several files, each a
+//! one-stage network of some of its tuples, listed after the stage's `file` in `more_tuples` (an 8x6 stage is some
+//! 170 MB of compressed f16: two files of four tuples each stay under 100 MB):
+//! ```json
+//! {"from_tile": 16384, "file": "8x6-late-a.a2n", "checksum": "...",
+//!  "more_tuples": [{"file": "8x6-late-b.a2n", "checksum": "..."}]}
+//! ```
+//! A list that uses neither reads and writes as before (no `more_tuples` field).
 //!
 //! The loaded network is one [`Network`] with the parts' stages, valued as the multi-stage rule of
 //! [`Network::decision_stage`] says. Its checksum is that of the stage list's bytes, which name every part's.
@@ -57,6 +68,19 @@ pub struct StagePart {
     /// The part's weight file, relative to the stage list's folder.
     pub file: String,
     /// The part's short checksum (the first 16 hex digits of its SHA-256).
+    pub checksum: String,
+    /// Files holding the stage's further tuples, in order after `file`'s (none: the stage is `file`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_tuples: Vec<PartFile>,
+}
+
+/// One more file of a stage kept in several ([`StagePart::more_tuples`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartFile {
+    /// The weight file, relative to the stage list's folder.
+    pub file: String,
+    /// Its short checksum.
     pub checksum: String,
 }
 
@@ -127,6 +151,19 @@ impl StageList {
         Ok(out)
     }
 
+    /// Every file of the list in the network's order (stage by stage, each stage's `file` then its `more_tuples`):
+    /// its stage, file name and checksum.
+    pub fn files(&self) -> Vec<(usize, &str, &str)> {
+        let mut out = Vec::new();
+        for (k, part) in self.stages.iter().enumerate() {
+            out.push((k, part.file.as_str(), part.checksum.as_str()));
+            for more in &part.more_tuples {
+                out.push((k, more.file.as_str(), more.checksum.as_str()));
+            }
+        }
+        out
+    }
+
     /// The list as written to a file (pretty JSON and a final newline).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
@@ -163,8 +200,8 @@ pub fn load_with_state(path: &Path) -> Result<(Network, NetInfo, Vec<u8>), Stage
     })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut parts = Vec::with_capacity(list.stages.len());
-    for (stage, part) in list.stages.iter().enumerate() {
-        let part_path = dir.join(&part.file);
+    for (stage, file, _) in list.files() {
+        let part_path = dir.join(file);
         let part_bytes = std::fs::read(&part_path).map_err(|source| StagedError::Part {
             stage,
             path: part_path.clone(),
@@ -290,29 +327,46 @@ enum Combined {
     F32(Vec<f32>),
 }
 
-/// Builds the network of a stage list from its parts (`parts[k]`: stage k's file name, for errors, and bytes),
-/// decoding them one at a time and letting each go as soon as its weights are in the network; `list_bytes` are the
-/// list's own bytes (the network's checksum is theirs).
+/// Builds the network of a stage list from its files (`parts`: each file of [`StageList::files`], in that order, with
+/// its path, for errors, and bytes), decoding them one at a time and letting each go as soon as its weights are in
+/// the network; `list_bytes` are the list's own bytes (the network's checksum is theirs).
 pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBytes)>) -> Result<Network, StagedError> {
     let starts = list.start_exponents().map_err(|reason| StagedError::List {
         path: PathBuf::from("stage list"),
         reason,
     })?;
-    if parts.len() != starts.len() {
+    let files = list.files();
+    if parts.len() != files.len() {
         return Err(StagedError::List {
             path: PathBuf::from("stage list"),
-            reason: format!("{} stages named, {} files given", starts.len(), parts.len()),
+            reason: format!("{} files named, {} given", files.len(), parts.len()),
         });
     }
     // Planned from the parts' headers before any is decoded: the network is f16 when every part is, at the largest
-    // of their scales. (A header that cannot be read fails its part's decoding below, which names the problem.)
+    // of their scales, and holds all their weights. (A header that cannot be read fails its part's decoding below,
+    // which names the problem.)
     let headers: Vec<Option<NetHeader>> = parts.iter().map(|(_, b)| file::peek_header(b.as_slice())).collect();
     let all_f16 = headers.iter().all(|h| h.as_ref().is_some_and(file::keeps_f16));
     let scale = headers.iter().flatten().map(|h| h.scale).fold(0.0f32, f32::max);
-    let stage_count = parts.len();
-    let mut combined: Option<Combined> = None;
-    let mut decoded: Vec<(usize, Shape, NetInfo)> = Vec::with_capacity(stage_count);
-    for (stage, ((path, bytes), part)) in parts.into_iter().zip(&list.stages).enumerate() {
+    let size: usize = headers
+        .iter()
+        .flatten()
+        .filter_map(|h| Shape::new(h.tuples.clone(), vec![0]).ok())
+        .map(|s| s.weight_count())
+        .sum();
+    let mut combined = if all_f16 {
+        Combined::F16 {
+            bits: super::huge_page_vec(size),
+            scale,
+        }
+    } else {
+        Combined::F32(super::huge_page_vec(size))
+    };
+    // Each stage's tuples (its files' in order), and the information of every file.
+    let mut stage_tuples: Vec<Vec<Vec<u8>>> = vec![Vec::new(); starts.len()];
+    let mut decoded: Vec<NetInfo> = Vec::with_capacity(files.len());
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(starts.len());
+    for ((path, bytes), &(stage, _, checksum)) in parts.into_iter().zip(&files) {
         let result = file::decode(bytes.as_slice());
         bytes.let_go();
         let (net, info, state) = result.map_err(|source| StagedError::Part {
@@ -320,11 +374,11 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
             path: path.clone(),
             source,
         })?;
-        if info.checksum() != part.checksum {
+        if info.checksum() != checksum {
             return Err(StagedError::PartChecksum {
                 stage,
                 path,
-                expected: part.checksum.clone(),
+                expected: checksum.to_owned(),
                 found: info.checksum().to_owned(),
             });
         }
@@ -344,28 +398,7 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
                 "is a checkpoint; a part is a network (net export)".into(),
             ));
         }
-        if let Some((_, first, _)) = decoded.first() {
-            if first.tuples != net.shape().tuples {
-                return Err(shape_problem(format!(
-                    "has tuples {:?}, stage 0 has {:?}",
-                    net.shape().tuples,
-                    first.tuples
-                )));
-            }
-        }
-        // The network's weights, allocated for every stage once the first part gives the size of one.
-        let size = net.shape().weights_per_stage() * stage_count;
-        let all = combined.get_or_insert_with(|| {
-            if all_f16 {
-                Combined::F16 {
-                    bits: super::huge_page_vec(size),
-                    scale,
-                }
-            } else {
-                Combined::F32(super::huge_page_vec(size))
-            }
-        });
-        match (all, &net.weights) {
+        match (&mut combined, &net.weights) {
             (Combined::F16 { bits, scale }, Weights::F16 { bits: b, scale: s }) => {
                 if s == scale {
                     bits.extend_from_slice(b);
@@ -382,16 +415,34 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
                 ))
             }
         }
-        decoded.push((stage, net.shape().clone(), info));
+        if paths.len() == stage {
+            paths.push(path.clone());
+        }
+        stage_tuples[stage].extend(net.shape().tuples.iter().cloned());
+        decoded.push(info);
     }
-    let (Some(combined), Some((_, first, _))) = (combined, decoded.first()) else {
+    if decoded.is_empty() {
         return Err(StagedError::List {
             path: PathBuf::from("stage list"),
             reason: "names no stage".into(),
         });
-    };
-    let tuples = first.tuples.clone();
-    let shape = Shape::new(tuples.clone(), starts.clone())?;
+    }
+    // The widest stage's tuples are the network's; every stage reads the first of them.
+    let tuples = stage_tuples.iter().max_by_key(|t| t.len()).cloned().unwrap_or_default();
+    for (stage, t) in stage_tuples.iter().enumerate() {
+        if tuples[..t.len()] != t[..] {
+            return Err(StagedError::PartShape {
+                stage,
+                path: paths.get(stage).cloned().unwrap_or_default(),
+                reason: format!(
+                    "has tuples {t:?}, which are not the first tuples of the widest stage's {tuples:?} (each \
+                     stage reads the first tuples of one set, e.g. 4x6 and 8x6)"
+                ),
+            });
+        }
+    }
+    let counts = stage_tuples.iter().map(Vec::len).collect();
+    let shape = Shape::with_stage_tuples(tuples.clone(), starts.clone(), counts)?;
     let mut net = match combined {
         Combined::F16 { bits, scale } => Network::from_f16(shape.clone(), bits, scale),
         Combined::F32(weights) => Network::from_weights(shape.clone(), weights),
@@ -399,16 +450,24 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
     .map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
     let digest = Sha256::digest(list_bytes);
     let sha256: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    let last = &decoded[decoded.len() - 1].2.header.training;
+    // A stage's counters are its first file's (the files of one stage come from one training run).
+    let firsts: Vec<(usize, &NetInfo)> = files
+        .iter()
+        .zip(&decoded)
+        .enumerate()
+        .filter(|(i, ((stage, _, _), _))| *i == 0 || files[i - 1].0 != *stage)
+        .map(|(_, ((stage, _, _), info))| (*stage, info))
+        .collect();
+    let last = &firsts[firsts.len() - 1].1.header.training;
     let training = TrainingSummary {
-        games: decoded.iter().map(|(_, _, i)| i.header.training.games).sum(),
-        moves: decoded.iter().map(|(_, _, i)| i.header.training.moves).sum(),
+        games: firsts.iter().map(|(_, i)| i.header.training.games).sum(),
+        moves: firsts.iter().map(|(_, i)| i.header.training.moves).sum(),
         rolling_mean_score: last.rolling_mean_score,
-        seconds: decoded.iter().map(|(_, _, i)| i.header.training.seconds).sum(),
-        command: decoded
+        seconds: firsts.iter().map(|(_, i)| i.header.training.seconds).sum(),
+        command: firsts
             .iter()
             .zip(&list.stages)
-            .map(|((k, _, i), p)| {
+            .map(|((k, i), p)| {
                 format!(
                     "stage {k} (from tile {}, {}): {}",
                     p.from_tile, p.checksum, i.header.training.command
@@ -424,20 +483,21 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
             value_type: if all_f16 { ValueType::F16 } else { ValueType::F32 },
             scale: net.f16_scale().unwrap_or(1.0),
             compression: "deflate".into(),
-            payload_bytes: decoded.iter().map(|(_, _, i)| i.header.payload_bytes).sum(),
+            payload_bytes: decoded.iter().map(|i| i.header.payload_bytes).sum(),
             trainer_state_bytes: 0,
             training,
         },
         sha256,
-        file_bytes: list_bytes.len() as u64 + decoded.iter().map(|(_, _, i)| i.file_bytes).sum::<u64>(),
+        file_bytes: list_bytes.len() as u64 + decoded.iter().map(|i| i.file_bytes).sum::<u64>(),
     });
     Ok(net)
 }
 
-/// Writes a stage list naming `parts` (each: the tile its stage starts at, the part's path) at `out`, checking every
-/// part (a usable one-stage network of the same tuples) and recording its checksum; paths are written relative to
-/// `out`'s folder (a part must lie in it or below it).
-pub fn write_list(out: &Path, parts: &[(u32, PathBuf)]) -> Result<(StageList, Network), StagedError> {
+/// Writes a stage list naming `parts` (each: the tile its stage starts at, the stage's files: one, or several whose
+/// tuples follow one another) at `out`, checking every file (a usable one-stage network) and the network they make
+/// (each stage's tuples the first of the widest stage's), and recording each file's checksum; paths are written
+/// relative to `out`'s folder (a file must lie in it or below it).
+pub fn write_list(out: &Path, parts: &[(u32, Vec<PathBuf>)]) -> Result<(StageList, Network), StagedError> {
     let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir_abs = std::fs::canonicalize(if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -450,33 +510,48 @@ pub fn write_list(out: &Path, parts: &[(u32, PathBuf)]) -> Result<(StageList, Ne
     })?;
     let mut stages = Vec::with_capacity(parts.len());
     let mut bytes = Vec::with_capacity(parts.len());
-    for (stage, (from_tile, path)) in parts.iter().enumerate() {
-        let abs = std::fs::canonicalize(path).map_err(|source| StagedError::Part {
-            stage,
-            path: path.clone(),
-            source: NetFileError::Io(source),
-        })?;
-        let rel = abs.strip_prefix(&dir_abs).map_err(|_| StagedError::PartShape {
-            stage,
-            path: path.clone(),
-            reason: format!("is not inside the stage list's folder {}", dir_abs.display()),
-        })?;
-        let b = std::fs::read(&abs).map_err(|source| StagedError::Part {
-            stage,
-            path: path.clone(),
-            source: NetFileError::Io(source),
-        })?;
-        let (info, _) = file::inspect(&b).map_err(|source| StagedError::Part {
-            stage,
-            path: path.clone(),
-            source,
-        })?;
+    for (stage, (from_tile, paths)) in parts.iter().enumerate() {
+        let mut named = Vec::with_capacity(paths.len());
+        for path in paths {
+            let abs = std::fs::canonicalize(path).map_err(|source| StagedError::Part {
+                stage,
+                path: path.clone(),
+                source: NetFileError::Io(source),
+            })?;
+            let rel = abs.strip_prefix(&dir_abs).map_err(|_| StagedError::PartShape {
+                stage,
+                path: path.clone(),
+                reason: format!("is not inside the stage list's folder {}", dir_abs.display()),
+            })?;
+            let b = std::fs::read(&abs).map_err(|source| StagedError::Part {
+                stage,
+                path: path.clone(),
+                source: NetFileError::Io(source),
+            })?;
+            let (info, _) = file::inspect(&b).map_err(|source| StagedError::Part {
+                stage,
+                path: path.clone(),
+                source,
+            })?;
+            named.push(PartFile {
+                file: rel.to_string_lossy().replace('\\', "/"),
+                checksum: info.checksum().to_owned(),
+            });
+            bytes.push((path.clone(), PartBytes::Read(b)));
+        }
+        if named.is_empty() {
+            return Err(StagedError::List {
+                path: out.to_owned(),
+                reason: format!("stage {stage} (from tile {from_tile}) names no file"),
+            });
+        }
+        let first = named.remove(0);
         stages.push(StagePart {
             from_tile: *from_tile,
-            file: rel.to_string_lossy().replace('\\', "/"),
-            checksum: info.checksum().to_owned(),
+            file: first.file,
+            checksum: first.checksum,
+            more_tuples: named,
         });
-        bytes.push((path.clone(), PartBytes::Read(b)));
     }
     let list = StageList {
         format: FORMAT.into(),
