@@ -403,69 +403,87 @@ pub fn keeps_f16(header: &NetHeader) -> bool {
     header.value_type == ValueType::F16 && header.scale.to_bits() & 0x007f_ffff == 0
 }
 
-/// Decodes a weight file: the network, what the file says about itself, and the trainer state (empty unless a
-/// checkpoint).
-pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError> {
-    let (info, start) = inspect(bytes)?;
-    let h = &info.header;
-    if h.compression != "deflate" {
-        return Err(NetFileError::Compression(h.compression.clone()));
+/// A weight file whose header has been checked, its payload open for reading.
+struct Payload<'a> {
+    info: NetInfo,
+    shape: Shape,
+    reader: flate2::read::DeflateDecoder<&'a [u8]>,
+    /// Payload bytes the shape and the trainer state need.
+    expected: u64,
+}
+
+/// The payload's chunk size in weights: inflated a chunk at a time straight into the weights (no second copy of the
+/// payload in memory).
+const CHUNK: usize = 1 << 20;
+
+impl<'a> Payload<'a> {
+    /// Checks a weight file's header against its shape and opens its payload.
+    fn open(bytes: &'a [u8]) -> Result<Payload<'a>, NetFileError> {
+        let (info, start) = inspect(bytes)?;
+        let h = &info.header;
+        if h.compression != "deflate" {
+            return Err(NetFileError::Compression(h.compression.clone()));
+        }
+        let shape = Shape::new(h.tuples.clone(), h.stages.clone())?;
+        let expected = (shape.weight_count() * h.value_type.bytes()) as u64 + h.trainer_state_bytes;
+        if h.payload_bytes != expected {
+            return Err(NetFileError::ShapeMismatch(format!(
+                "the header declares {} payload bytes, the shape ({}) needs {expected}",
+                h.payload_bytes,
+                shape.describe()
+            )));
+        }
+        let scale = h.scale;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(NetFileError::Header(format!("scale {scale} is not a positive number")));
+        }
+        let reader = flate2::read::DeflateDecoder::new(&bytes[start..bytes.len() - 32]);
+        Ok(Payload {
+            info,
+            shape,
+            reader,
+            expected,
+        })
     }
-    let shape = Shape::new(h.tuples.clone(), h.stages.clone())?;
-    let weight_bytes = shape.weight_count() * h.value_type.bytes();
-    let expected = weight_bytes as u64 + h.trainer_state_bytes;
-    if h.payload_bytes != expected {
-        return Err(NetFileError::ShapeMismatch(format!(
-            "the header declares {} payload bytes, the shape ({}) needs {expected}",
-            h.payload_bytes,
-            shape.describe()
-        )));
-    }
-    let compressed = &bytes[start..bytes.len() - 32];
-    // Inflate in chunks straight into the weights (no second copy of the payload in memory).
-    let mut reader = flate2::read::DeflateDecoder::new(compressed);
-    let damaged = |e: std::io::Error| NetFileError::ShapeMismatch(format!("the compressed payload is damaged: {e}"));
-    let short = |got: u64| {
-        NetFileError::ShapeMismatch(format!(
-            "the payload holds {got} bytes, the shape ({}) needs {expected}",
-            shape.describe()
-        ))
-    };
-    let count = shape.weight_count();
-    let scale = h.scale;
-    if !(scale.is_finite() && scale > 0.0) {
-        return Err(NetFileError::Header(format!("scale {scale} is not a positive number")));
-    }
-    // f16 weights stay f16 in memory (half the memory, the same values) when the scale is a power of two, as
-    // `encode` writes it; else they are widened to f32 with the scale applied to each.
-    let keep_f16 = keeps_f16(h);
-    let width = h.value_type.bytes();
-    let mut chunk = vec![0u8; (1 << 20) * width];
-    // The next chunk of the payload's weights, `done` weights already read.
-    let mut read_chunk = |chunk: &mut Vec<u8>, done: usize| -> Result<(), NetFileError> {
-        chunk.resize((count - done).min(1 << 20) * width, 0);
-        reader.read_exact(chunk).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => short((done * width) as u64),
+
+    /// Reads the next chunk of the weights into `chunk`, `done` weights already read.
+    fn read_chunk(&mut self, chunk: &mut Vec<u8>, done: usize) -> Result<(), NetFileError> {
+        let width = self.info.header.value_type.bytes();
+        chunk.resize((self.shape.weight_count() - done).min(CHUNK) * width, 0);
+        let (expected, shape) = (self.expected, self.shape.describe());
+        self.reader.read_exact(chunk).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => NetFileError::ShapeMismatch(format!(
+                "the payload holds {} bytes, the shape ({shape}) needs {expected}",
+                done * width
+            )),
             _ => damaged(e),
         })
-    };
-    let not_finite = |bad: usize| NetFileError::ShapeMismatch(format!("weight {bad} is not a finite number"));
-    let mut net = if keep_f16 {
-        let mut bits: Vec<u16> = super::huge_page_vec(count);
-        while bits.len() < count {
-            read_chunk(&mut chunk, bits.len())?;
+    }
+
+    /// Appends the f16 weights' bits to `bits` (the file keeps f16: [`keeps_f16`]), each checked finite.
+    fn read_f16(&mut self, bits: &mut Vec<u16>) -> Result<(), NetFileError> {
+        let (start, count) = (bits.len(), self.shape.weight_count());
+        let mut chunk = Vec::with_capacity(CHUNK * 2);
+        while bits.len() - start < count {
+            self.read_chunk(&mut chunk, bits.len() - start)?;
             bits.extend(chunk.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])));
         }
         // Exponent bits all set: an infinity or a NaN.
-        if let Some(bad) = bits.iter().position(|&b| b & 0x7c00 == 0x7c00) {
-            return Err(not_finite(bad));
+        match bits[start..].iter().position(|&b| b & 0x7c00 == 0x7c00) {
+            Some(bad) => Err(not_finite(bad)),
+            None => Ok(()),
         }
-        Network::from_f16(shape.clone(), bits, scale)
-    } else {
+    }
+
+    /// The weights as f32, the scale applied to each, each checked finite.
+    fn read_f32(&mut self) -> Result<Vec<f32>, NetFileError> {
+        let count = self.shape.weight_count();
+        let (value_type, scale) = (self.info.header.value_type, self.info.header.scale);
         let mut weights: Vec<f32> = super::huge_page_vec(count);
+        let mut chunk = Vec::with_capacity(CHUNK * 4);
         while weights.len() < count {
-            read_chunk(&mut chunk, weights.len())?;
-            match h.value_type {
+            self.read_chunk(&mut chunk, weights.len())?;
+            match value_type {
                 ValueType::F32 => weights.extend(
                     chunk
                         .chunks_exact(4)
@@ -478,32 +496,94 @@ pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError>
                 ),
             }
         }
-        if let Some(bad) = weights.iter().position(|w| !w.is_finite()) {
-            return Err(not_finite(bad));
+        match weights.iter().position(|w| !w.is_finite()) {
+            Some(bad) => Err(not_finite(bad)),
+            None => Ok(weights),
         }
-        Network::from_weights(shape.clone(), weights)
     }
-    .map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
-    let mut state = Vec::with_capacity(h.trainer_state_bytes as usize);
-    // Read one byte more than expected, so a longer payload is caught without inflating it all.
-    (&mut reader)
-        .take(h.trainer_state_bytes + 1)
-        .read_to_end(&mut state)
-        .map_err(damaged)?;
-    if state.len() as u64 != h.trainer_state_bytes {
-        return Err(NetFileError::ShapeMismatch(format!(
-            "the payload holds {}{} bytes, the shape ({}) needs {expected}",
-            if state.len() as u64 > h.trainer_state_bytes {
-                "more than "
-            } else {
-                ""
-            },
-            weight_bytes as u64 + (state.len() as u64).min(h.trainer_state_bytes),
-            shape.describe()
-        )));
+
+    /// The trainer state after the weights (checked to be exactly as long as the header says).
+    fn read_state(mut self) -> Result<(NetInfo, Vec<u8>), NetFileError> {
+        let h = &self.info.header;
+        let mut state = Vec::with_capacity(h.trainer_state_bytes as usize);
+        // Read one byte more than expected, so a longer payload is caught without inflating it all.
+        (&mut self.reader)
+            .take(h.trainer_state_bytes + 1)
+            .read_to_end(&mut state)
+            .map_err(damaged)?;
+        if state.len() as u64 != h.trainer_state_bytes {
+            return Err(NetFileError::ShapeMismatch(format!(
+                "the payload holds {}{} bytes, the shape ({}) needs {}",
+                if state.len() as u64 > h.trainer_state_bytes {
+                    "more than "
+                } else {
+                    ""
+                },
+                self.expected - h.trainer_state_bytes + (state.len() as u64).min(h.trainer_state_bytes),
+                self.shape.describe(),
+                self.expected
+            )));
+        }
+        Ok((self.info, state))
     }
+}
+
+fn damaged(e: std::io::Error) -> NetFileError {
+    NetFileError::ShapeMismatch(format!("the compressed payload is damaged: {e}"))
+}
+
+fn not_finite(bad: usize) -> NetFileError {
+    NetFileError::ShapeMismatch(format!("weight {bad} is not a finite number"))
+}
+
+/// Decodes a weight file: the network, what the file says about itself, and the trainer state (empty unless a
+/// checkpoint).
+pub fn decode(bytes: &[u8]) -> Result<(Network, NetInfo, Vec<u8>), NetFileError> {
+    let mut payload = Payload::open(bytes)?;
+    let shape = payload.shape.clone();
+    let (keep_f16, scale) = (keeps_f16(&payload.info.header), payload.info.header.scale);
+    // f16 weights stay f16 in memory (half the memory, the same values) when the scale is a power of two, as
+    // `encode` writes it; else they are widened to f32 with the scale applied to each.
+    let net = if keep_f16 {
+        let mut bits: Vec<u16> = super::huge_page_vec(shape.weight_count());
+        payload.read_f16(&mut bits)?;
+        Network::from_f16(shape, bits, scale)
+    } else {
+        Network::from_weights(shape, payload.read_f32()?)
+    };
+    let mut net = net.map_err(|e| NetFileError::ShapeMismatch(e.to_string()))?;
+    let (info, state) = payload.read_state()?;
     net.info = Some(info.clone());
     Ok((net, info, state))
+}
+
+/// Decodes a weight file that keeps f16 weights ([`keeps_f16`]) by appending its weights' bits to `bits`, stored at
+/// `scale` (a power of two at least the file's: weights of a file with a smaller scale are divided by the ratio,
+/// exactly above f16's normal range): a network of several files built without a second copy of each file's
+/// weights. Gives the file's shape, what it says about itself and its trainer state.
+pub fn decode_f16_into(
+    bytes: &[u8],
+    bits: &mut Vec<u16>,
+    scale: f32,
+) -> Result<(Shape, NetInfo, Vec<u8>), NetFileError> {
+    let mut payload = Payload::open(bytes)?;
+    if !keeps_f16(&payload.info.header) {
+        return Err(NetFileError::Header(
+            "its weights are not f16 at a power-of-two scale".into(),
+        ));
+    }
+    let own = payload.info.header.scale;
+    let start = bits.len();
+    payload.read_f16(bits)?;
+    if own != scale {
+        let ratio = own / scale;
+        for h in &mut bits[start..] {
+            *h = half::f16::from_f32(f16_to_f32(*h) * ratio).to_bits();
+        }
+    }
+    let shape = payload.shape.clone();
+    let (info, state) = payload.read_state()?;
+    Ok((shape, info, state))
 }
 
 /// Loads a weight file from disk.

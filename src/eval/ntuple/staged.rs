@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::file::{self, NetFileError, NetHeader, NetInfo, TrainingSummary, ValueType};
-use super::{f16_to_f32, Network, Shape, ShapeError, Weights};
+use super::{Network, Shape, ShapeError};
 
 /// The `format` of a stage list.
 pub const FORMAT: &str = "advisor2048-stages";
@@ -367,13 +367,21 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
     let mut decoded: Vec<NetInfo> = Vec::with_capacity(files.len());
     let mut paths: Vec<PathBuf> = Vec::with_capacity(starts.len());
     for ((path, bytes), &(stage, _, checksum)) in parts.into_iter().zip(&files) {
-        let result = file::decode(bytes.as_slice());
-        bytes.let_go();
-        let (net, info, state) = result.map_err(|source| StagedError::Part {
+        let part_error = |source| StagedError::Part {
             stage,
             path: path.clone(),
             source,
-        })?;
+        };
+        // f16 parts are inflated straight into the network's weights (no second copy of a part in memory).
+        let result = match &mut combined {
+            Combined::F16 { bits, scale } => file::decode_f16_into(bytes.as_slice(), bits, *scale),
+            Combined::F32(weights) => file::decode(bytes.as_slice()).map(|(net, info, state)| {
+                weights.extend_from_slice(&net.weights());
+                (net.shape().clone(), info, state)
+            }),
+        };
+        bytes.let_go();
+        let (shape, info, state) = result.map_err(part_error)?;
         if info.checksum() != checksum {
             return Err(StagedError::PartChecksum {
                 stage,
@@ -387,10 +395,10 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
             path: path.clone(),
             reason,
         };
-        if net.shape().stages.len() != 1 {
+        if shape.stages.len() != 1 {
             return Err(shape_problem(format!(
                 "has {} stages; a part holds one",
-                net.shape().stages.len()
+                shape.stages.len()
             )));
         }
         if !state.is_empty() {
@@ -398,27 +406,10 @@ pub fn assemble(list: &StageList, list_bytes: &[u8], parts: Vec<(PathBuf, PartBy
                 "is a checkpoint; a part is a network (net export)".into(),
             ));
         }
-        match (&mut combined, &net.weights) {
-            (Combined::F16 { bits, scale }, Weights::F16 { bits: b, scale: s }) => {
-                if s == scale {
-                    bits.extend_from_slice(b);
-                } else {
-                    let ratio = s / *scale;
-                    bits.extend(b.iter().map(|&h| half::f16::from_f32(f16_to_f32(h) * ratio).to_bits()));
-                }
-            }
-            (Combined::F32(weights), _) => weights.extend_from_slice(&net.weights()),
-            // The headers said every part keeps f16 and this one does not: its file contradicts its header.
-            _ => {
-                return Err(shape_problem(
-                    "decodes to other weights than its header declares".into(),
-                ))
-            }
-        }
         if paths.len() == stage {
             paths.push(path.clone());
         }
-        stage_tuples[stage].extend(net.shape().tuples.iter().cloned());
+        stage_tuples[stage].extend(shape.tuples.iter().cloned());
         decoded.push(info);
     }
     if decoded.is_empty() {
