@@ -1057,6 +1057,41 @@ fn stages_of_different_tuples_load_from_several_files_and_value_boards_as_their_
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A network widened to more tuples values every board exactly as before (the new tables are 0), in every stage,
+/// and a resumed training run teaches the new tables; a set that does not begin with the network's tuples is refused.
+#[test]
+fn a_widened_network_values_every_board_as_before_and_training_fills_its_new_tables() {
+    let narrow = random_network(
+        Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]], vec![0, 9]).unwrap(),
+        31,
+    );
+    let wide = narrow
+        .widen(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![0, 4, 8, 12]])
+        .unwrap();
+    assert_eq!(wide.shape().stages, vec![0, 9]);
+    assert_eq!(wide.shape().weight_count(), 2 * 3 * 65536);
+    let mut rng = Rng::new(4);
+    for _ in 0..500 {
+        let b = Board(rng.next_u64());
+        let t = b.transpose();
+        assert_eq!(wide.value(b, t), narrow.value(b, t), "{b:?}");
+        for k in 0..2 {
+            assert_eq!(wide.value_in(k, b, t), narrow.value_in(k, b, t), "stage {k}, {b:?}");
+        }
+    }
+    assert!(narrow
+        .widen(vec![vec![4, 5, 6, 7], vec![0, 1, 2, 3], vec![0, 4, 8, 12]])
+        .is_err());
+    assert!(narrow.widen(narrow.shape().tuples.clone()).is_err());
+    // Training from the widened network: the new tables (every weight 0) learn.
+    let trainer = Trainer::resume(wide, &[], &TrainingSummary::default(), quick_config(20, 3)).unwrap();
+    trainer.run(&AtomicBool::new(false), Duration::from_secs(3600), |_| {}, None, |_| {});
+    let trained = trainer.network();
+    let per = trained.shape().weights_per_stage();
+    let learned = trained.weights()[2 * 65536..per].iter().filter(|w| **w != 0.0).count();
+    assert!(learned > 100, "{learned} weights of the new table learned");
+}
+
 /// The compile-time lookups of the 8x6 set with a first stage that reads only its first four tuples (the 4x6 set):
 /// the network the shipped files make when a 4x6 opening stage sits beside an 8x6 late stage. Each stage values
 /// every board, at every entry the search uses, exactly as that stage alone (the 4x6 and the 8x6 lookups), with f16
