@@ -329,8 +329,13 @@ impl Network {
             return None;
         }
         let one = Shape::new(shape.tuples[..shape.stage_tuple_count(k)].to_vec(), vec![0]).ok()?;
-        let start = shape.stage_start(k);
-        let range = start..start + one.weight_count();
+        Some(self.part(one, shape.stage_start(k)))
+    }
+
+    /// The network of `shape` whose weights are this one's from `start` on (as many as `shape` has), kept as they
+    /// are (f16 or f32), with no file information.
+    fn part(&self, shape: Shape, start: usize) -> Network {
+        let range = start..start + shape.weight_count();
         let weights = match &self.weights {
             Weights::F32(w) => {
                 let mut out = huge_page_vec(range.len());
@@ -342,12 +347,12 @@ impl Network {
                 scale: *scale,
             },
         };
-        Some(Network {
-            features: Features::new(one),
+        Network {
+            features: Features::new(shape),
             weights,
             info: None,
             id: next_network_id(),
-        })
+        }
     }
 
     /// This network with more tuples: `tuples` begins with this network's tuples, in their order, and adds others,
@@ -408,24 +413,7 @@ impl Network {
             .iter()
             .map(|t| 1usize << (4 * t.len()))
             .sum();
-        let range = start..start + part.weight_count();
-        let weights = match &self.weights {
-            Weights::F32(w) => {
-                let mut out = huge_page_vec(range.len());
-                out.extend_from_slice(&w[range]);
-                Weights::F32(out)
-            }
-            Weights::F16 { bits, scale } => Weights::F16 {
-                bits: bits[range].to_vec(),
-                scale: *scale,
-            },
-        };
-        Some(Network {
-            features: Features::new(part),
-            weights,
-            info: None,
-            id: next_network_id(),
-        })
+        Some(self.part(part, start))
     }
 
     /// A number naming this network's weights in this process: no other network built here has it (its clones,
