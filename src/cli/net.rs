@@ -111,6 +111,15 @@ fn load_weight_file(path: &Path) -> anyhow::Result<(Network, file::NetInfo, Vec<
         .with_context(|| format!("{} is not a usable weight file or stage list", path.display()))
 }
 
+/// Adds `this` command to a network's record of the commands that made it.
+fn append_command(training: &mut TrainingSummary, this: String) {
+    training.command = if training.command.is_empty() {
+        this
+    } else {
+        format!("{} && {this}", training.command)
+    };
+}
+
 /// Runs `advisor2048 net`.
 pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -229,11 +238,7 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
             // The summary is that of the most trained network; the command line says what was averaged.
             let mut training = latest;
             let this = format!("advisor2048 net average {}", sources.join(" "));
-            training.command = if training.command.is_empty() {
-                this
-            } else {
-                format!("{} && {this}", training.command)
-            };
+            append_command(&mut training, this);
             let out = file::save(&args.out, &mean, ValueType::F16, &training, &[])?;
             println!(
                 "{} ({} bytes, checksum {}): the mean of {} networks",
@@ -294,11 +299,7 @@ pub fn run(cmd: &NetCommand) -> anyhow::Result<ExitCode> {
                 info.checksum(),
                 args.net
             );
-            training.command = if training.command.is_empty() {
-                this
-            } else {
-                format!("{} && {this}", training.command)
-            };
+            append_command(&mut training, this);
             let value_type = if wide.is_f16() { ValueType::F16 } else { ValueType::F32 };
             let out = file::save(&args.out, &wide, value_type, &training, &[])?;
             println!(
