@@ -127,6 +127,13 @@ pub trait Evaluator: Send + Sync {
     fn afterstate_values(&self) -> bool {
         false
     }
+    /// What one node of a search with this evaluator counts for in a node budget
+    /// ([`SearchSettings::node_budget`](crate::search::SearchSettings::node_budget)): 1 (the default) for a node
+    /// as costly as one of the evaluator's cheapest kind; a network stage that reads twice the tuples of its first
+    /// stage counts 2, so that a node budget holds the time per move where the stages differ in cost.
+    fn node_cost(&self) -> f64 {
+        1.0
+    }
 }
 
 /// One term of a heuristic: `contribution = weight x raw`. Serialized as it is on the wire.
@@ -374,6 +381,12 @@ impl Evaluator for AnyEvaluator {
     }
     fn afterstate_values(&self) -> bool {
         matches!(self, AnyEvaluator::NTuple(_))
+    }
+    fn node_cost(&self) -> f64 {
+        match self {
+            AnyEvaluator::NTuple(e) => e.node_cost(),
+            _ => 1.0,
+        }
     }
     fn breakdown(&self, tiles: &Tiles) -> Breakdown {
         match self {

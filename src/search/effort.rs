@@ -17,10 +17,11 @@ pub fn danger_weight(board: &Tiles) -> f64 {
     }
 }
 
-/// The nodes a search with a node budget of `budget` may plan for on `board`: the budget weighted by the board's
-/// [`danger_weight`].
-pub fn node_allowance(budget: u64, board: &Tiles) -> u64 {
-    (budget as f64 * danger_weight(board)) as u64
+/// The nodes a search with a node budget of `budget` may plan for on `board` when each of its nodes costs
+/// `node_cost` ([`Evaluator::node_cost`](crate::eval::Evaluator::node_cost)): the budget weighted by the board's
+/// [`danger_weight`], divided by the cost.
+pub fn node_allowance(budget: u64, board: &Tiles, node_cost: f64) -> u64 {
+    (budget as f64 * danger_weight(board) / node_cost) as u64
 }
 
 #[cfg(test)]
@@ -32,8 +33,10 @@ mod tests {
         let crowded = Tiles::from_rows(&[[2, 4, 8, 16], [32, 64, 128, 256], [2, 4, 8, 16], [0, 0, 2, 4]]).unwrap();
         let middle = Tiles::from_rows(&[[2, 4, 8, 16], [32, 64, 128, 256], [0, 0, 0, 16], [0, 0, 2, 4]]).unwrap();
         let open = Tiles::from_rows(&[[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 4, 0], [0, 0, 0, 0]]).unwrap();
-        assert_eq!(node_allowance(1000, &crowded), 2000);
-        assert_eq!(node_allowance(1000, &middle), 1000);
-        assert_eq!(node_allowance(1000, &open), 500);
+        assert_eq!(node_allowance(1000, &crowded, 1.0), 2000);
+        assert_eq!(node_allowance(1000, &middle, 1.0), 1000);
+        assert_eq!(node_allowance(1000, &open, 1.0), 500);
+        // A node that costs twice (a stage reading twice the tuples) halves the nodes.
+        assert_eq!(node_allowance(1000, &crowded, 2.0), 1000);
     }
 }

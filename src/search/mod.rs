@@ -341,8 +341,8 @@ fn search_with<E: Evaluator>(
         outcome.stats.elapsed = elapsed();
         return outcome;
     }
-    // The nodes a node budget lets this board's search plan for.
-    let node_allowance = settings.node_budget.map(|n| node_allowance(n, tiles));
+    // The nodes a node budget lets this board's search plan for, each counted at its evaluator's cost.
+    let node_allowance = settings.node_budget.map(|n| node_allowance(n, tiles, eval.node_cost()));
     // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
     let deepen = budget_end.is_some() || node_allowance.is_some();
     let shallower = (1..target).step_by(2).filter(|_| deepen);

@@ -1354,3 +1354,60 @@ fn the_leaf_value_cache_never_carries_one_networks_values_into_another_networks_
         }
     }
 }
+
+/// A node budget counts a node at what it costs: on a board of a stage that reads twice the tuples of the first, a
+/// search plans for half the nodes (as a one-stage network would at half the budget), and on a first-stage board
+/// for all of them.
+#[test]
+fn a_node_budget_counts_a_node_of_a_stage_that_reads_twice_the_tuples_twice() {
+    use advisor2048::search::{search, SearchOutcome, StopHandle};
+    let tuples = vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]];
+    let shape = Shape::with_stage_tuples(tuples.clone(), vec![0, 9], vec![1, 2]).unwrap();
+    let mixed = AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(random_network(shape, 5))));
+    let one = Shape::new(tuples[..1].to_vec(), vec![0]).unwrap();
+    let plain = AnyEvaluator::NTuple(NTupleEvaluator::new(Arc::new(random_network(one, 6))));
+    assert_eq!(plain.node_cost(), 1.0);
+    let run = |eval: &AnyEvaluator, tiles: &Tiles, budget: u64| -> SearchOutcome {
+        let settings = SearchSettings {
+            depth: Depth::Plies(9),
+            node_budget: Some(budget),
+            ..Profile::Learned.settings()
+        };
+        search(tiles, eval, &settings, &StopHandle::new())
+    };
+    // Three empty cells: the budget's weight is 1, and depths 5, 7 and 9 are within reach of small budgets.
+    let late = Tiles::from_rows(&[
+        vec![512, 256, 128, 64],
+        vec![4, 8, 16, 32],
+        vec![2, 4, 2, 0],
+        vec![0, 2, 0, 4],
+    ])
+    .unwrap();
+    let open = Tiles::from_rows(&[
+        vec![256, 128, 64, 4],
+        vec![4, 8, 2, 32],
+        vec![2, 4, 2, 0],
+        vec![0, 2, 0, 4],
+    ])
+    .unwrap();
+    let mut differs = false;
+    for budget in [500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000] {
+        let (late_mixed, late_half) = (run(&mixed, &late, budget), run(&plain, &late, budget / 2));
+        assert_eq!(
+            (late_mixed.stats.depth, late_mixed.stats.nodes),
+            (late_half.stats.depth, late_half.stats.nodes),
+            "budget {budget}, a second-stage board"
+        );
+        let (open_mixed, open_plain) = (run(&mixed, &open, budget), run(&plain, &open, budget));
+        assert_eq!(
+            (open_mixed.stats.depth, open_mixed.stats.nodes),
+            (open_plain.stats.depth, open_plain.stats.nodes),
+            "budget {budget}, a first-stage board"
+        );
+        differs |= late_mixed.stats.depth < run(&plain, &late, budget).stats.depth;
+    }
+    assert!(
+        differs,
+        "no budget where the cost changed the depth: the test proves nothing"
+    );
+}

@@ -797,6 +797,16 @@ impl Evaluator for NTupleEvaluator {
         self.evaluate_with_transpose(b, b.transpose())
     }
 
+    fn node_cost(&self) -> f64 {
+        // A stage's lookups are its tuples x 8: a node valued in a stage that reads more tuples than the first
+        // costs that many times more.
+        let shape = self.net.shape();
+        match self.stage {
+            Some(k) => shape.stage_tuple_count(k) as f64 / shape.stage_tuple_count(0) as f64,
+            None => 1.0,
+        }
+    }
+
     fn afterstate_values(&self) -> bool {
         true
     }
