@@ -107,7 +107,8 @@ pub const NODE_BUDGET: Field = Field {
     value_name: "NODES",
     help: "Node budget: deepen iteratively up to the depth, starting an iteration only when the nodes so far plus \
            its foreseen nodes fit this budget weighted by the board's danger (2x with at most two empty cells, 0.5x \
-           with six or more); counted in nodes, so a board gets the same search on any machine",
+           with six or more); counted in nodes (a node of a network stage reading twice the first stage's tuples \
+           counts 2), so a board gets the same search on any machine",
     accepts: Accepts::Whole {
         min: 1,
         max: MAX_NODE_BUDGET,
