@@ -43,9 +43,10 @@ fn the_shipped_network_is_the_files_its_checksums_name() {
     );
 
     let list = staged::StageList::parse(embedded).expect("the shipped stage list parses");
-    assert_eq!(list.stages.len(), shipped::PARTS.len());
-    for (part, (name, bytes)) in list.stages.iter().zip(shipped::PARTS) {
-        assert_eq!(&part.file, name);
+    let files = list.files();
+    assert_eq!(files.len(), shipped::PARTS.len());
+    for ((_, file, checksum), (name, bytes)) in files.into_iter().zip(shipped::PARTS) {
+        assert_eq!(file, *name);
         let on_disk = std::fs::read(root.join("nets").join(name)).expect("the part is in nets/");
         assert!(
             *bytes == on_disk.as_slice(),
@@ -59,7 +60,7 @@ fn the_shipped_network_is_the_files_its_checksums_name() {
             digest,
             "{name}: the file's own digest does not match its contents"
         );
-        assert_eq!(part.checksum, &digest[..16]);
+        assert_eq!(checksum, &digest[..16]);
         assert!(
             name.ends_with(&format!("-{}.a2n", &digest[..16])),
             "{name} is not named by its digest"
