@@ -153,6 +153,7 @@ pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| Example {
             situation: p.situation,
+            game: p.game,
             final_max: p.final_max,
         })
         .collect();

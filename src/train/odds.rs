@@ -12,15 +12,20 @@
 
 use crate::eval::odds::{FitSummary, FittedFor, ModelError, OddsModel, Situation, TileModel, FEATURES, TILES};
 
-/// One position: what the odds are read from, and the largest tile its game ended with.
+/// One position: what the odds are read from, the game it was taken from, and the largest tile that game ended with.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Example {
     pub situation: Situation,
+    /// The game's index in its run: the positions of one game share its outcome.
+    pub game: u64,
     pub final_max: u32,
 }
 
 /// The most points of a calibration map (each block holds at least this share of the tile's positions).
 pub const CALIBRATION_POINTS: usize = 40;
+/// The fewest independent games a point of a calibration map rests on ([`effective_games`]): a rate known from 40
+/// games is known to within about 8 points (one standard error at a rate near 1/2).
+pub const CALIBRATION_GAMES: f64 = 40.0;
 /// The ridge penalty on the weights (but the bias), per position.
 const RIDGE: f64 = 1e-6;
 /// Newton steps at most.
@@ -36,9 +41,12 @@ pub fn fit(examples: &[Example], fitted_for: FittedFor, fit: FitSummary) -> Resu
 /// rates kept within what `games` fitted games can show.
 pub fn fit_tile(tile: u32, examples: &[Example], games: u64) -> TileModel {
     let exponent = tile.trailing_zeros() as u8;
-    let cases: Vec<([f64; FEATURES.len()], f64)> = examples
+    let lacking: Vec<&Example> = examples
         .iter()
         .filter(|e| e.situation.after.max_tile() < tile)
+        .collect();
+    let cases: Vec<([f64; FEATURES.len()], f64)> = lacking
+        .iter()
         .map(|e| {
             (
                 e.situation.features(exponent),
@@ -47,15 +55,20 @@ pub fn fit_tile(tile: u32, examples: &[Example], games: u64) -> TileModel {
         })
         .collect();
     let weights = logistic(&cases);
-    let mut scored: Vec<(f64, f64)> = cases
+    let mut scored: Vec<Scored> = cases
         .iter()
-        .map(|(x, y)| (x.iter().zip(&weights).map(|(a, w)| a * w).sum(), *y))
+        .zip(&lacking)
+        .map(|((x, y), e)| Scored {
+            score: x.iter().zip(&weights).map(|(a, w)| a * w).sum(),
+            outcome: *y,
+            game: e.game,
+        })
         .collect();
-    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+    scored.sort_by(|a, b| a.score.total_cmp(&b.score));
     TileModel {
         tile,
         weights: weights.to_vec(),
-        calibration: bounded(isotonic(&scored, CALIBRATION_POINTS), games),
+        calibration: bounded(isotonic(&scored, CALIBRATION_POINTS, CALIBRATION_GAMES), games),
     }
 }
 
@@ -148,38 +161,87 @@ fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; 
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
-/// The isotonic regression of the outcomes of `sorted` (score, outcome; increasing scores) on the scores, as at most
-/// about `points` points (mean score, rate) with increasing scores and non-decreasing rates.
-fn isotonic(sorted: &[(f64, f64)], points: usize) -> Vec<(f64, f64)> {
-    // Blocks of (sum of scores, sum of outcomes, count); pool adjacent violators.
-    let mut blocks: Vec<(f64, f64, f64)> = Vec::new();
-    for &(x, y) in sorted {
-        blocks.push((x, y, 1.0));
+/// A position scored by a tile's regression: its score, whether its game made the tile (1 or 0), and its game.
+#[derive(Clone, Copy, Debug)]
+struct Scored {
+    score: f64,
+    outcome: f64,
+    game: u64,
+}
+
+/// How many independent games `counts` (positions per game, any order) are worth: (sum k)^2 / sum k^2, the design
+/// effect's count. The positions of one game share its outcome, so n positions of one game are worth one game, and n
+/// positions spread evenly over n games are worth n.
+pub fn effective_games(counts: impl IntoIterator<Item = u64>) -> f64 {
+    let (sum, squares) = counts
+        .into_iter()
+        .fold((0.0, 0.0), |(s, q), k| (s + k as f64, q + (k * k) as f64));
+    if squares == 0.0 {
+        0.0
+    } else {
+        sum * sum / squares
+    }
+}
+
+/// The isotonic regression of the outcomes of `sorted` (increasing scores) on the scores, as at most about `points`
+/// points (mean score, rate) with increasing scores and non-decreasing rates, each resting on at least `games`
+/// independent games ([`effective_games`]) where the positions hold that many.
+fn isotonic(sorted: &[Scored], points: usize, games: f64) -> Vec<(f64, f64)> {
+    // Blocks of consecutive positions (first, end, sum of scores, sum of outcomes); pool adjacent violators.
+    let mut blocks: Vec<(usize, usize, f64, f64)> = Vec::new();
+    for (i, p) in sorted.iter().enumerate() {
+        blocks.push((i, i + 1, p.score, p.outcome));
         while blocks.len() > 1 {
             let (b, a) = (blocks[blocks.len() - 1], blocks[blocks.len() - 2]);
-            if a.1 / a.2 < b.1 / b.2 {
+            if a.3 / ((a.1 - a.0) as f64) < b.3 / ((b.1 - b.0) as f64) {
                 break;
             }
             blocks.pop();
             let last = blocks.len() - 1;
-            blocks[last] = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+            blocks[last] = (a.0, b.1, a.2 + b.2, a.3 + b.3);
         }
     }
-    // Merge neighbours until every block holds enough positions (merging keeps the rates non-decreasing).
+    // Merge neighbours until every block holds enough positions and enough games (merging keeps the rates
+    // non-decreasing); a last block short of either joins the one before.
     let least = sorted.len() as f64 / points.max(1) as f64;
-    let mut merged: Vec<(f64, f64, f64)> = Vec::new();
+    let mut merged: Vec<(usize, usize, f64, f64)> = Vec::new();
+    let mut open: Option<(usize, usize, f64, f64)> = None;
+    let mut per_game: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    // The open block's sum of squared positions per game, kept as positions join.
+    let mut squares = 0u64;
     for b in blocks {
-        match merged.last_mut() {
-            Some(last) if last.2 < least => *last = (last.0 + b.0, last.1 + b.1, last.2 + b.2),
-            _ => merged.push(b),
+        let grown = match open {
+            Some(o) => (o.0, b.1, o.2 + b.2, o.3 + b.3),
+            None => b,
+        };
+        for p in &sorted[b.0..b.1] {
+            let k = per_game.entry(p.game).or_insert(0);
+            squares += 2 * *k + 1;
+            *k += 1;
+        }
+        let n = (grown.1 - grown.0) as f64;
+        if n >= least && n * n / squares as f64 >= games {
+            merged.push(grown);
+            open = None;
+            per_game.clear();
+            squares = 0;
+        } else {
+            open = Some(grown);
         }
     }
-    if merged.len() > 1 && merged[merged.len() - 1].2 < least {
-        let b = merged.pop().expect("two blocks");
-        let last = merged.len() - 1;
-        merged[last] = (merged[last].0 + b.0, merged[last].1 + b.1, merged[last].2 + b.2);
+    if let Some(o) = open {
+        match merged.last_mut() {
+            Some(last) => *last = (last.0, o.1, last.2 + o.2, last.3 + o.3),
+            None => merged.push(o),
+        }
     }
-    let mut out: Vec<(f64, f64)> = merged.iter().map(|b| (b.0 / b.2, b.1 / b.2)).collect();
+    let mut out: Vec<(f64, f64)> = merged
+        .iter()
+        .map(|b| {
+            let n = (b.1 - b.0) as f64;
+            (b.2 / n, b.3 / n)
+        })
+        .collect();
     // Equal mean scores (ties) cannot be told apart: keep the last.
     out.dedup_by(|b, a| {
         if b.0 <= a.0 {
@@ -205,13 +267,17 @@ mod tests {
 
     #[test]
     fn the_isotonic_map_is_monotone_and_keeps_the_mean() {
-        let sorted: Vec<(f64, f64)> = (0..1000)
-            .map(|i| (i as f64, if (i * 7919) % 1000 < i { 1.0 } else { 0.0 }))
+        let sorted: Vec<Scored> = (0..1000)
+            .map(|i| Scored {
+                score: i as f64,
+                outcome: if (i * 7919) % 1000 < i { 1.0 } else { 0.0 },
+                game: i,
+            })
             .collect();
-        let map = isotonic(&sorted, 20);
+        let map = isotonic(&sorted, 20, CALIBRATION_GAMES);
         assert!(map.len() <= 21 && map.len() > 3, "{}", map.len());
         assert!(map.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{map:?}");
-        let mean: f64 = sorted.iter().map(|s| s.1).sum::<f64>() / 1000.0;
+        let mean: f64 = sorted.iter().map(|s| s.outcome).sum::<f64>() / 1000.0;
         assert!(map[0].1 < mean && map[map.len() - 1].1 > mean);
     }
 
@@ -222,7 +288,11 @@ mod tests {
                 .expect("a board"),
             value: 1000.0,
         };
-        let made = |final_max| Example { situation, final_max };
+        let made = |final_max| Example {
+            situation,
+            game: 0,
+            final_max,
+        };
         let all: Vec<Example> = (0..300).map(|_| made(4096)).collect();
         let model = fit_tile(2048, &all, 150);
         assert_eq!(
@@ -234,5 +304,37 @@ mod tests {
             none.calibration.iter().map(|p| p.1).collect::<Vec<_>>(),
             vec![0.5 / 151.0]
         );
+    }
+
+    #[test]
+    fn positions_of_one_game_are_worth_one_game() {
+        assert_eq!(effective_games([500]), 1.0);
+        assert_eq!(effective_games([1; 40]), 40.0);
+        assert_eq!(effective_games([3, 3]), 2.0);
+        // One game dominating: 10 + 1 + 1 positions are worth 144 / 102 games.
+        assert!((effective_games([10, 1, 1]) - 144.0 / 102.0).abs() < 1e-12);
+        assert_eq!(effective_games([]), 0.0);
+    }
+
+    #[test]
+    fn a_calibration_point_rests_on_enough_games() {
+        // The 300 lowest scores all come from one game that missed the tile: alone they would make a point at
+        // rate 0 (300 positions are plenty), but they are worth one game, so they join the games above them.
+        let one_game = (0..300).map(|i| Scored {
+            score: i as f64,
+            outcome: 0.0,
+            game: 0,
+        });
+        let many = (300..1000).map(|i| Scored {
+            score: i as f64,
+            outcome: (i % 2) as f64,
+            game: i,
+        });
+        let sorted: Vec<Scored> = one_game.chain(many).collect();
+        let map = isotonic(&sorted, 20, CALIBRATION_GAMES);
+        assert!(map[0].1 > 0.0, "a point from one game: {map:?}");
+        // Without the rule, the one game would be a point of its own.
+        let plain = isotonic(&sorted, 20, 0.0);
+        assert_eq!(plain[0].1, 0.0, "{plain:?}");
     }
 }
