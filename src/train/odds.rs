@@ -5,10 +5,11 @@
 //! features ([`crate::eval::odds::FEATURES`]), fitted by Newton's method (iteratively reweighted least squares) with a
 //! small ridge penalty; then a monotone calibration map from its score to the observed rate (isotonic regression,
 //! pool-adjacent-violators, its blocks merged until each holds at least a 1/[`CALIBRATION_POINTS`] share of the
-//! positions and [`CALIBRATION_GAMES`] independent games by [`effective_games`]), so that the chances agree with the outcomes where the logistic curve bends the wrong way. The map's
-//! rates stay within (0.5 / (g + 1), (g + 0.5) / (g + 1)) for g fitted games: a tile that all of 300 games made gets
-//! 99.8%, not a certainty no finite number of games can show (the positions of one game share its outcome, so the
-//! games, not the positions, are what a rate is known from).
+//! positions and [`CALIBRATION_GAMES`] independent games by [`effective_games`]), so that the chances agree with the
+//! outcomes where the logistic curve bends the wrong way. The map's rates stay within (0.5 / (g + 1), (g + 0.5) /
+//! (g + 1)) for g fitted games: a tile that all of 300 games made gets 99.8%, not a certainty no finite number of
+//! games can show (the positions of one game share its outcome, so the games, not the positions, are what a rate is
+//! known from).
 
 use crate::eval::odds::{FitSummary, FittedFor, ModelError, OddsModel, Situation, TileModel, FEATURES, TILES};
 
@@ -173,13 +174,45 @@ struct Scored {
 /// effect's count. The positions of one game share its outcome, so n positions of one game are worth one game, and n
 /// positions spread evenly over n games are worth n.
 pub fn effective_games(counts: impl IntoIterator<Item = u64>) -> f64 {
-    let (sum, squares) = counts
-        .into_iter()
-        .fold((0.0, 0.0), |(s, q), k| (s + k as f64, q + (k * k) as f64));
-    if squares == 0.0 {
+    let (positions, squares) = counts.into_iter().fold((0, 0), |(s, q), k| (s + k, q + k * k));
+    games_worth(positions, squares)
+}
+
+/// [`effective_games`] from the positions' count and the sum of each game's positions squared.
+fn games_worth(positions: u64, squares: u64) -> f64 {
+    if squares == 0 {
         0.0
     } else {
-        sum * sum / squares
+        (positions as f64).powi(2) / squares as f64
+    }
+}
+
+/// Consecutive positions of a sorted list, `first..end`, with the sums of their scores and outcomes.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    first: usize,
+    end: usize,
+    scores: f64,
+    outcomes: f64,
+}
+
+impl Block {
+    fn len(&self) -> f64 {
+        (self.end - self.first) as f64
+    }
+
+    fn rate(&self) -> f64 {
+        self.outcomes / self.len()
+    }
+
+    /// This block and `next`, the block that follows it.
+    fn joined(self, next: Block) -> Block {
+        Block {
+            first: self.first,
+            end: next.end,
+            scores: self.scores + next.scores,
+            outcomes: self.outcomes + next.outcomes,
+        }
     }
 }
 
@@ -187,40 +220,40 @@ pub fn effective_games(counts: impl IntoIterator<Item = u64>) -> f64 {
 /// points (mean score, rate) with increasing scores and non-decreasing rates, each resting on at least `games`
 /// independent games ([`effective_games`]) where the positions hold that many.
 fn isotonic(sorted: &[Scored], points: usize, games: f64) -> Vec<(f64, f64)> {
-    // Blocks of consecutive positions (first, end, sum of scores, sum of outcomes); pool adjacent violators.
-    let mut blocks: Vec<(usize, usize, f64, f64)> = Vec::new();
+    // Pool adjacent violators.
+    let mut blocks: Vec<Block> = Vec::new();
     for (i, p) in sorted.iter().enumerate() {
-        blocks.push((i, i + 1, p.score, p.outcome));
-        while blocks.len() > 1 {
-            let (b, a) = (blocks[blocks.len() - 1], blocks[blocks.len() - 2]);
-            if a.3 / ((a.1 - a.0) as f64) < b.3 / ((b.1 - b.0) as f64) {
+        let mut block = Block {
+            first: i,
+            end: i + 1,
+            scores: p.score,
+            outcomes: p.outcome,
+        };
+        while let Some(&before) = blocks.last() {
+            if before.rate() < block.rate() {
                 break;
             }
             blocks.pop();
-            let last = blocks.len() - 1;
-            blocks[last] = (a.0, b.1, a.2 + b.2, a.3 + b.3);
+            block = before.joined(block);
         }
+        blocks.push(block);
     }
     // Merge neighbours until every block holds enough positions and enough games (merging keeps the rates
     // non-decreasing); a last block short of either joins the one before.
     let least = sorted.len() as f64 / points.max(1) as f64;
-    let mut merged: Vec<(usize, usize, f64, f64)> = Vec::new();
-    let mut open: Option<(usize, usize, f64, f64)> = None;
+    let mut merged: Vec<Block> = Vec::new();
+    let mut open: Option<Block> = None;
     let mut per_game: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     // The open block's sum of squared positions per game, kept as positions join.
     let mut squares = 0u64;
     for b in blocks {
-        let grown = match open {
-            Some(o) => (o.0, b.1, o.2 + b.2, o.3 + b.3),
-            None => b,
-        };
-        for p in &sorted[b.0..b.1] {
+        let grown = open.map_or(b, |o| o.joined(b));
+        for p in &sorted[b.first..b.end] {
             let k = per_game.entry(p.game).or_insert(0);
             squares += 2 * *k + 1;
             *k += 1;
         }
-        let n = (grown.1 - grown.0) as f64;
-        if n >= least && n * n / squares as f64 >= games {
+        if grown.len() >= least && games_worth((grown.end - grown.first) as u64, squares) >= games {
             merged.push(grown);
             open = None;
             per_game.clear();
@@ -231,17 +264,11 @@ fn isotonic(sorted: &[Scored], points: usize, games: f64) -> Vec<(f64, f64)> {
     }
     if let Some(o) = open {
         match merged.last_mut() {
-            Some(last) => *last = (last.0, o.1, last.2 + o.2, last.3 + o.3),
+            Some(last) => *last = last.joined(o),
             None => merged.push(o),
         }
     }
-    let mut out: Vec<(f64, f64)> = merged
-        .iter()
-        .map(|b| {
-            let n = (b.1 - b.0) as f64;
-            (b.2 / n, b.3 / n)
-        })
-        .collect();
+    let mut out: Vec<(f64, f64)> = merged.iter().map(|b| (b.scores / b.len(), b.rate())).collect();
     // Equal mean scores (ties) cannot be told apart: keep the last.
     out.dedup_by(|b, a| {
         if b.0 <= a.0 {
