@@ -6,13 +6,15 @@
 //! run), sample their positions ([`advisor2048::sim::odds`]) and hand them to the library: the fit
 //! ([`advisor2048::train::odds`]) or the reliability table.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 
+use advisor2048::engine::rng::derive_seed;
 use advisor2048::eval::odds::{self as model, FitSummary, OddsModel};
 use advisor2048::eval::{EvaluatorKind, Network};
 use advisor2048::request::odds::{default_fitted_for, default_play};
@@ -41,8 +43,9 @@ pub struct GamesArgs {
     #[arg(long, value_name = "K")]
     pub sample_every: u64,
     /// Read these games instead of playing them: `advisor2048 simulate --trace --json` reports of the default play
-    /// (profile learned at its default depth, the same network), e.g. the chunks of one run; --games and --seed
-    /// must then describe the run they hold (they are recorded, not checked).
+    /// (profile learned at its default depth, the same network), e.g. the chunks of one run, each game once;
+    /// --seed must be that run's seed and --games the number of its games they hold (checked: every game's seed
+    /// must be the one --seed gives its index).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub games_from: Vec<PathBuf>,
 }
@@ -91,11 +94,23 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
     if !args.games_from.is_empty() {
         let mut all = Vec::new();
         let mut games = 0;
+        // Where each game was read: every game of the run once, and no other game.
+        let mut read: BTreeMap<u64, &Path> = BTreeMap::new();
         for path in &args.games_from {
             let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
             let report: SimReport = serde_json::from_slice(&text)
                 .with_context(|| format!("{} is not a `simulate --json` report", path.display()))?;
             for game in &report.games {
+                check_game_of_run(args, path, game.index, game.seed)?;
+                if let Some(first) = read.insert(game.index, path) {
+                    bail!(
+                        "game {} is in {} and in {}: give each game of the run once (its chunks, or the report they \
+                         were merged into, not both)",
+                        game.index,
+                        first.display(),
+                        path.display()
+                    );
+                }
                 if game.trace.is_none() {
                     bail!(
                         "{}: game {} has no trace (play it with --trace)",
@@ -106,6 +121,13 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
                 all.extend(positions_of(game, args.sample_every));
                 games += u64::from(game.game_over);
             }
+        }
+        if read.len() as u64 != args.games {
+            bail!(
+                "the reports hold {} games of the run, not the {} --games names: name the number of games they hold",
+                read.len(),
+                args.games
+            );
         }
         all.sort_by_key(|p| (p.game, p.move_number));
         return Ok((all, games));
@@ -140,6 +162,21 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
         bail!("stopped before the games were played");
     }
     Ok((positions, games))
+}
+
+/// Checks that a game read from `path` was played by the run `args` names: its seed is the one --seed gives its
+/// index (so the model records the run it was fitted on, and two runs' games of one index are never counted as one
+/// game's positions).
+fn check_game_of_run(args: &GamesArgs, path: &Path, index: u64, seed: u64) -> anyhow::Result<()> {
+    if seed != derive_seed(args.seed, index) {
+        bail!(
+            "{}: game {index} was not played by the run seeded {} (--seed): its seed {seed} is another run's; read \
+             the games of one run, and name its seed",
+            path.display(),
+            args.seed
+        );
+    }
+    Ok(())
 }
 
 /// Runs `advisor2048 odds-fit`.

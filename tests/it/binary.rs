@@ -517,3 +517,77 @@ fn train_continues_from_the_shipped_file_and_from_its_own_checkpoint_and_export(
     );
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+/// `odds-fit` and `odds-check --games-from` read the games of the one run that --seed and --games name: a report of
+/// another run, a wrong --seed, a game given twice and a --games that is not the number of games read are refused,
+/// naming the file and the game; one run's games are fitted, and the model records that run.
+#[test]
+fn odds_fit_reads_the_games_of_the_run_it_names_and_refuses_any_other() {
+    let dir = std::env::temp_dir().join(format!("advisor2048-odds-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    // Two runs of three greedy games each, traced.
+    for (seed, name) in [("11", "a.json"), ("12", "b.json")] {
+        let out = Command::new(BIN)
+            .args([
+                "simulate", "--depth", "1", "--games", "3", "--seed", seed, "--trace", "--json",
+            ])
+            .output()
+            .expect("simulate runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::write(path(name), &out.stdout).expect("report written");
+    }
+    let (a, b, model) = (path("a.json"), path("b.json"), path("odds.json"));
+    let odds = |command: &str, games: &str, seed: &str, files: &[&str]| {
+        let mut args = vec![
+            command,
+            "--games",
+            games,
+            "--seed",
+            seed,
+            "--sample-every",
+            "20",
+            "--games-from",
+        ];
+        args.extend_from_slice(files);
+        if command == "odds-fit" {
+            args.extend_from_slice(&["--out", &model]);
+        } else {
+            args.extend_from_slice(&["--odds-model", &model]);
+        }
+        let out = Command::new(BIN).args(&args).output().expect("the command runs");
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (ok, stderr) = odds("odds-fit", "3", "11", &[&a]);
+    assert!(ok, "{stderr}");
+    let fitted: Value = serde_json::from_slice(&std::fs::read(&model).expect("the model")).expect("JSON");
+    assert_eq!(fitted["fit"]["seed"], 11);
+    assert_eq!(fitted["fit"]["games"], 3);
+    let (ok, stderr) = odds("odds-check", "3", "12", &[&b]);
+    assert!(ok, "another run's games check the model: {stderr}");
+
+    for command in ["odds-fit", "odds-check"] {
+        // Two runs' games in one fit: game 0 of the second is not game 0 of the run named.
+        let (ok, stderr) = odds(command, "6", "11", &[&a, &b]);
+        assert!(
+            !ok && stderr.contains(&b) && stderr.contains("game 0 was not played by the run seeded 11"),
+            "{stderr}"
+        );
+        // The right games under another seed.
+        let (ok, stderr) = odds(command, "3", "12", &[&a]);
+        assert!(
+            !ok && stderr.contains(&a) && stderr.contains("run seeded 12"),
+            "{stderr}"
+        );
+        // A game twice.
+        let (ok, stderr) = odds(command, "6", "11", &[&a, &a]);
+        assert!(!ok && stderr.contains("game 0 is in"), "{stderr}");
+        // A count that is not the games read.
+        let (ok, stderr) = odds(command, "4", "11", &[&a]);
+        assert!(
+            !ok && stderr.contains("hold 3 games") && stderr.contains("not the 4"),
+            "{stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
