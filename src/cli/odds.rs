@@ -94,7 +94,7 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
     if !args.games_from.is_empty() {
         let mut all = Vec::new();
         let mut games = 0;
-        // Where each game was read: every game of the run once, and no other game.
+        // Where each game was read: each game of the run once.
         let mut read: BTreeMap<u64, &Path> = BTreeMap::new();
         for path in &args.games_from {
             let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
