@@ -6,7 +6,8 @@
 #
 #   benches/anchor/run.sh ANCHOR_DIR [ROUNDS] [DEPTH]
 #
-# ANCHOR_DIR: a checkout of ziap/2048-tdl built with `make ENABLE_GUI=false` (its default structure nw4x6), holding
+# ANCHOR_DIR: a checkout of ziap/2048-tdl built with `make ENABLE_GUI=false` (its default structure nw4x6; on a
+# machine without internet, `touch src/webview.h` first: its makefile downloads that GUI header even then), holding
 # nw4x6/weights.bin, e.g. written by `python3 benches/anchor/convert.py nets/4x6-9610fc26ea7e3d8b.a2n
 # ANCHOR_DIR/nw4x6/weights.bin` (the shipped network's first stage: the anchor has no stages). DEPTH is ours in plies:
 # 5 (its `-d 2`, three move layers; 10 games a round) or 1 (greedy, its `-d 0`; 2000 games a round). ROUNDS defaults
