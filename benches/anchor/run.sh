@@ -12,7 +12,9 @@
 # ANCHOR_DIR/nw4x6/weights.bin` (the shipped network's first stage: the anchor has no stages). DEPTH is ours in plies:
 # 5 (its `-d 2`, three move layers; 10 games a round) or 1 (greedy, its `-d 0`; 2000 games a round). ROUNDS defaults
 # to 6. ADVISOR2048 names our binary (default target/release/advisor2048); ADVISOR_ARGS adds flags to ours (e.g.
-# `--weights nets/4x6-9610fc26ea7e3d8b.a2n` to play the anchor's one-stage network).
+# `--weights nets/4x6-9610fc26ea7e3d8b.a2n` to play the anchor's one-stage network). Ours asks for transparent huge
+# pages for its weights; the anchor gets them only where /sys/kernel/mm/transparent_hugepage/enabled says `always`,
+# so for a like-for-like comparison set that (as root) for the run and back after (docs/speed.md has both).
 set -euo pipefail
 anchor=$(cd "$1" && pwd)
 rounds=${2:-6}
