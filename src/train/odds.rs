@@ -197,8 +197,13 @@ struct Block {
 }
 
 impl Block {
+    /// How many positions the block holds.
+    fn positions(&self) -> u64 {
+        (self.end - self.first) as u64
+    }
+
     fn len(&self) -> f64 {
-        (self.end - self.first) as f64
+        self.positions() as f64
     }
 
     fn rate(&self) -> f64 {
@@ -253,7 +258,7 @@ fn isotonic(sorted: &[Scored], points: usize, games: f64) -> Vec<(f64, f64)> {
             squares += 2 * *k + 1;
             *k += 1;
         }
-        if grown.len() >= least && games_worth((grown.end - grown.first) as u64, squares) >= games {
+        if grown.len() >= least && games_worth(grown.positions(), squares) >= games {
             merged.push(grown);
             open = None;
             per_game.clear();
