@@ -29,12 +29,13 @@ use super::NetworkArgs;
 /// Where the games come from.
 #[derive(clap::Args, Debug, Clone)]
 pub struct GamesArgs {
-    /// Games to play: games 0 .. N-1 of the run seeded with --seed.
+    /// Games to play: games 0 .. N-1 of the run seeded with --seed (of each run, with several seeds).
     #[arg(long)]
     pub games: u64,
-    /// Seed of the run (game i uses a seed derived from it, as `simulate` derives it).
-    #[arg(long)]
-    pub seed: u64,
+    /// Seed of the run (game i uses a seed derived from it, as `simulate` derives it). Several seeds, comma-separated
+    /// (--seed 1001,2002), name several runs of --games games each, fitted or checked together.
+    #[arg(long = "seed", value_name = "SEED", value_delimiter = ',', required = true)]
+    pub seeds: Vec<u64>,
     /// Threads playing games in parallel (the games do not depend on it).
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -43,9 +44,9 @@ pub struct GamesArgs {
     #[arg(long, value_name = "K")]
     pub sample_every: u64,
     /// Read these games instead of playing them: `advisor2048 simulate --trace --json` reports of the default play
-    /// (profile learned at its default depth, the same network), e.g. the chunks of one run, each game once;
-    /// --seed must be that run's seed and --games the number of its games they hold (checked: every game's seed
-    /// must be the one --seed gives its index).
+    /// (profile learned at its default depth, the same network), e.g. the chunks of a run, each game once; --seed
+    /// must name the runs they come from and --games the number of games they hold of each (checked: every game's
+    /// seed must be the one a --seed gives its index).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub games_from: Vec<PathBuf>,
 }
@@ -91,21 +92,29 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
     if args.sample_every == 0 {
         bail!("--sample-every must be at least 1");
     }
+    if let Some(seed) = args
+        .seeds
+        .iter()
+        .enumerate()
+        .find_map(|(k, s)| args.seeds[..k].contains(s).then_some(s))
+    {
+        bail!("--seed names the run {seed} twice: name each run once");
+    }
     if !args.games_from.is_empty() {
         let mut all = Vec::new();
         let mut games = 0;
-        // Where each game was read: each game of the run once.
-        let mut read: BTreeMap<u64, &Path> = BTreeMap::new();
+        // Where each game was read, by (run, index): each game of each run once.
+        let mut read: BTreeMap<(u64, u64), &Path> = BTreeMap::new();
         for path in &args.games_from {
             let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
             let report: SimReport = serde_json::from_slice(&text)
                 .with_context(|| format!("{} is not a `simulate --json` report", path.display()))?;
             for game in &report.games {
-                check_game_of_run(args, path, game.index, game.seed)?;
-                if let Some(first) = read.insert(game.index, path) {
+                let run = run_of_game(args, path, game.index, game.seed)?;
+                if let Some(first) = read.insert((run, game.index), path) {
                     bail!(
-                        "game {} is in {} and in {}: give each game of the run once (its chunks, or the report they \
-                         were merged into, not both)",
+                        "game {} of the run {run} is in {} and in {}: give each game of a run once (its chunks, or \
+                         the report they were merged into, not both)",
                         game.index,
                         first.display(),
                         path.display()
@@ -122,14 +131,17 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
                 games += u64::from(game.game_over);
             }
         }
-        if read.len() as u64 != args.games {
-            bail!(
-                "the reports hold {} games of the run, not the {} --games names: name the number of games they hold",
-                read.len(),
-                args.games
-            );
+        for &run in &args.seeds {
+            let held = read.keys().filter(|(r, _)| *r == run).count() as u64;
+            if held != args.games {
+                bail!(
+                    "the reports hold {held} games of the run {run}, not the {} --games names: name the number of \
+                     games they hold of each run",
+                    args.games
+                );
+            }
         }
-        all.sort_by_key(|p| (p.game, p.move_number));
+        all.sort_by_key(|p| (p.game, p.game_seed, p.move_number));
         return Ok((all, games));
     }
     if args.games == 0 {
@@ -138,45 +150,57 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
     let evaluator = EvaluatorKind::NTuple
         .with_network(Some(net), &[])
         .context("the learned evaluator")?;
-    let config = SimConfig {
-        threads: args.threads.max(1),
-        ..SimConfig::new(args.games, args.seed, default_play(), evaluator)
-    };
     let stop = StopHandle::new();
     stop_on_signals(stop.clone(), STOP_THEN_QUIT);
     let started = Instant::now();
-    let progress = Progress::new();
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let (positions, games) = play_positions(&config, args.sample_every, &stop, &progress, |game| {
-        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        eprintln!(
-            "game {} ({n}/{}): max tile {}, {} moves, {:.0} s in all",
-            game.index,
-            args.games,
-            game.max_tile,
-            game.moves,
-            started.elapsed().as_secs_f64()
-        );
-    });
-    if stop.is_stopped() {
-        bail!("stopped before the games were played");
+    let mut all = Vec::new();
+    let mut games = 0;
+    for &run in &args.seeds {
+        let config = SimConfig {
+            threads: args.threads.max(1),
+            ..SimConfig::new(args.games, run, default_play(), evaluator.clone())
+        };
+        let progress = Progress::new();
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let (positions, finished) = play_positions(&config, args.sample_every, &stop, &progress, |game| {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            eprintln!(
+                "run {run}, game {} ({n}/{}): max tile {}, {} moves, {:.0} s in all",
+                game.index,
+                args.games,
+                game.max_tile,
+                game.moves,
+                started.elapsed().as_secs_f64()
+            );
+        });
+        if stop.is_stopped() {
+            bail!("stopped before the games were played");
+        }
+        all.extend(positions);
+        games += finished;
     }
-    Ok((positions, games))
+    all.sort_by_key(|p| (p.game, p.game_seed, p.move_number));
+    Ok((all, games))
 }
 
-/// Checks that a game read from `path` was played by the run `args` names: its seed is the one --seed gives its
-/// index (so the model records the run it was fitted on, and two runs' games of one index are never counted as one
-/// game's positions).
-fn check_game_of_run(args: &GamesArgs, path: &Path, index: u64, seed: u64) -> anyhow::Result<()> {
-    if seed != derive_seed(args.seed, index) {
-        bail!(
-            "{}: game {index} was not played by the run seeded {} (--seed): its seed {seed} is another run's; read \
-             the games of one run, and name its seed",
-            path.display(),
-            args.seed
-        );
+/// The run (of those `args` names) that played a game read from `path`: the one whose seed gives the game's index
+/// the game's seed (so the model records the runs it was fitted on, and two runs' games of one index are never
+/// counted as one game's positions).
+fn run_of_game(args: &GamesArgs, path: &Path, index: u64, seed: u64) -> anyhow::Result<u64> {
+    if let Some(&run) = args.seeds.iter().find(|&&run| derive_seed(run, index) == seed) {
+        return Ok(run);
     }
-    Ok(())
+    let runs = args.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let named = if args.seeds.len() == 1 {
+        format!("the run seeded {runs}")
+    } else {
+        format!("any of the runs seeded {runs}")
+    };
+    bail!(
+        "{}: game {index} was not played by {named} (--seed): its seed {seed} is another run's; read the games of the \
+         runs --seed names, and name their seeds",
+        path.display()
+    );
 }
 
 /// Runs `advisor2048 odds-fit`.
@@ -190,12 +214,12 @@ pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| Example {
             situation: p.situation,
-            game: p.game,
+            game: p.game_seed,
             final_max: p.final_max,
         })
         .collect();
     let summary = FitSummary {
-        seed: args.games.seed,
+        seeds: args.games.seeds.clone(),
         games: args.games.games,
         positions: examples.len() as u64,
         sample_every: args.games.sample_every,
@@ -223,11 +247,8 @@ pub fn run_check(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
         None => model::shipped::load().context("the built-in odds are damaged")?,
     };
     odds.check_for(Some(&checksum), &default_fitted_for(&checksum))?;
-    if odds.fit.seed == args.games.seed && args.games.games_from.is_empty() {
-        eprintln!(
-            "warning: seed {} is the seed the model was fitted on: these are not held-out games",
-            args.games.seed
-        );
+    for seed in args.games.seeds.iter().filter(|s| odds.fit.seeds.contains(s)) {
+        eprintln!("warning: the model was fitted on the run seeded {seed}: its games are not held out");
     }
     let (positions, _) = positions(&args.games, &net)?;
     let table = reliability(&odds, &positions);

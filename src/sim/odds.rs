@@ -31,6 +31,8 @@ use crate::search::StopHandle;
 pub struct LabelledPosition {
     /// The game's index in its run.
     pub game: u64,
+    /// The game's seed: one per game, across runs (the runs of several seeds have games of the same index).
+    pub game_seed: u64,
     /// The move's number in the game (0-based).
     pub move_number: u64,
     /// The board after the default play's move and the search's value of it.
@@ -63,6 +65,7 @@ pub fn positions_of(record: &GameRecord, sample_every: u64) -> Vec<LabelledPosit
             let (after, _) = step.board.play(step.direction)?;
             Some(LabelledPosition {
                 game: record.index,
+                game_seed: record.seed,
                 move_number: k as u64,
                 situation: Situation {
                     after,
@@ -114,7 +117,7 @@ pub fn play_positions(
         }
     });
     let (mut positions, games) = done.into_inner().unwrap_or_else(|e| e.into_inner());
-    positions.sort_by_key(|p| (p.game, p.move_number));
+    positions.sort_by_key(|p| (p.game, p.game_seed, p.move_number));
     (positions, games)
 }
 
@@ -214,7 +217,7 @@ pub fn reliability(model: &OddsModel, positions: &[LabelledPosition]) -> Reliabi
 
 /// The games the positions come from, counted once each.
 fn distinct_games<'a>(positions: impl Iterator<Item = &'a LabelledPosition>) -> u64 {
-    let mut ids: Vec<u64> = positions.map(|p| p.game).collect();
+    let mut ids: Vec<u64> = positions.map(|p| p.game_seed).collect();
     ids.sort_unstable();
     ids.dedup();
     ids.len() as u64
@@ -344,6 +347,7 @@ mod tests {
         exponents[0] = largest_exponent;
         LabelledPosition {
             game,
+            game_seed: derive_seed(7, game),
             move_number: 0,
             situation: Situation {
                 after: Tiles::from_exponents(exponents).expect("exponents below 32"),

@@ -17,7 +17,8 @@ use crate::eval::odds::{FitSummary, FittedFor, ModelError, OddsModel, Situation,
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Example {
     pub situation: Situation,
-    /// The game's index in its run: the positions of one game share its outcome.
+    /// The game it was taken from, one number per game (the game's seed, unique across runs): the positions of one
+    /// game share its outcome.
     pub game: u64,
     pub final_max: u32,
 }
@@ -34,7 +35,10 @@ const STEPS: usize = 50;
 
 /// Fits one model per tile of [`TILES`] on `examples`; `fitted_for` and `fit` are recorded in the model.
 pub fn fit(examples: &[Example], fitted_for: FittedFor, fit: FitSummary) -> Result<OddsModel, ModelError> {
-    let tiles = TILES.iter().map(|&tile| fit_tile(tile, examples, fit.games)).collect();
+    let tiles = TILES
+        .iter()
+        .map(|&tile| fit_tile(tile, examples, fit.total_games()))
+        .collect();
     OddsModel::new(fitted_for, fit, tiles)
 }
 

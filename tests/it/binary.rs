@@ -518,11 +518,12 @@ fn train_continues_from_the_shipped_file_and_from_its_own_checkpoint_and_export(
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
-/// `odds-fit` and `odds-check --games-from` read the games of the one run that --seed and --games name: a report of
-/// another run, a wrong --seed, a game given twice and a --games that is not the number of games read are refused,
-/// naming the file and the game; one run's games are fitted, and the model records that run.
+/// `odds-fit` and `odds-check --games-from` read the games of the runs that --seed and --games name: a report of
+/// another run, a wrong --seed, a run named twice, a game given twice and a --games that is not the number of games
+/// read of each run are refused, naming the file and the game; one run's games, or two runs' together, are fitted,
+/// and the model records those runs.
 #[test]
-fn odds_fit_reads_the_games_of_the_run_it_names_and_refuses_any_other() {
+fn odds_fit_reads_the_games_of_the_runs_it_names_and_refuses_any_other() {
     let dir = std::env::temp_dir().join(format!("advisor2048-odds-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
@@ -561,10 +562,53 @@ fn odds_fit_reads_the_games_of_the_run_it_names_and_refuses_any_other() {
     let (ok, stderr) = odds("odds-fit", "3", "11", &[&a]);
     assert!(ok, "{stderr}");
     let fitted: Value = serde_json::from_slice(&std::fs::read(&model).expect("the model")).expect("JSON");
-    assert_eq!(fitted["fit"]["seed"], 11);
+    assert_eq!(fitted["fit"]["seeds"], serde_json::json!([11]));
     assert_eq!(fitted["fit"]["games"], 3);
+    let one_run = fitted["fit"]["positions"].as_u64().expect("positions");
     let (ok, stderr) = odds("odds-check", "3", "12", &[&b]);
     assert!(ok, "another run's games check the model: {stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    // Both runs fitted together: their games of one index are two games.
+    let (ok, stderr) = odds("odds-fit", "3", "11,12", &[&b, &a]);
+    assert!(ok, "{stderr}");
+    let fitted: Value = serde_json::from_slice(&std::fs::read(&model).expect("the model")).expect("JSON");
+    assert_eq!(fitted["fit"]["seeds"], serde_json::json!([11, 12]));
+    assert_eq!(fitted["fit"]["games"], 3);
+    assert!(
+        fitted["fit"]["positions"].as_u64().expect("positions") > one_run,
+        "{fitted}"
+    );
+    assert!(stderr.contains("of 6 finished games"), "{stderr}");
+    // Checked on both runs: six games, each counted once.
+    let out = Command::new(BIN)
+        .args([
+            "odds-check",
+            "--games",
+            "3",
+            "--seed",
+            "11",
+            "--seed",
+            "12",
+            "--sample-every",
+            "20",
+            "--games-from",
+            &a,
+            &b,
+            "--odds-model",
+            &model,
+            "--json",
+        ])
+        .output()
+        .expect("odds-check runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(table["games"], 6, "{table}");
+    assert_eq!(table["positions"], fitted["fit"]["positions"], "{table}");
+    let (ok, stderr) = odds("odds-check", "3", "12", &[&b]);
+    assert!(
+        ok && stderr.contains("warning: the model was fitted on the run seeded 12"),
+        "{stderr}"
+    );
 
     for command in ["odds-fit", "odds-check"] {
         // Two runs' games in one fit: game 0 of the second is not game 0 of the run named.
@@ -579,9 +623,23 @@ fn odds_fit_reads_the_games_of_the_run_it_names_and_refuses_any_other() {
             !ok && stderr.contains(&a) && stderr.contains("run seeded 12"),
             "{stderr}"
         );
+        let (ok, stderr) = odds(command, "3", "11,13", &[&a, &b]);
+        assert!(
+            !ok && stderr.contains(&b) && stderr.contains("not played by any of the runs seeded 11, 13"),
+            "{stderr}"
+        );
+        // A run named twice.
+        let (ok, stderr) = odds(command, "3", "11,11", &[&a]);
+        assert!(!ok && stderr.contains("names the run 11 twice"), "{stderr}");
         // A game twice.
         let (ok, stderr) = odds(command, "6", "11", &[&a, &a]);
-        assert!(!ok && stderr.contains("game 0 is in"), "{stderr}");
+        assert!(!ok && stderr.contains("game 0 of the run 11 is in"), "{stderr}");
+        // A run named whose games are missing.
+        let (ok, stderr) = odds(command, "3", "11,12", &[&a]);
+        assert!(
+            !ok && stderr.contains("hold 0 games of the run 12") && stderr.contains("not the 3"),
+            "{stderr}"
+        );
         // A count that is not the games read.
         let (ok, stderr) = odds(command, "4", "11", &[&a]);
         assert!(

@@ -2,12 +2,15 @@
 //! few kilobytes, readable.
 //!
 //! ```text
-//! {"format": "advisor2048-odds", "version": 1,
+//! {"format": "advisor2048-odds", "version": 2,
 //!  "fitted_for": {"network": "6ede512830f0a44c", "profile": "learned", "depth": 5, "prob_cutoff": 0.0001},
-//!  "fit": {"seed": 1001, "games": 400, "positions": 123456, "sample_every": 20},
+//!  "fit": {"seeds": [1001, 2002], "games": 300, "positions": 123456, "sample_every": 20},
 //!  "features": ["bias", "progress", ...],
 //!  "tiles": [{"tile": 2048, "weights": [...], "calibration": [[score, probability], ...]}, ...]}
 //! ```
+//! Version 1 (the files written before a model could be fitted on several runs) is read as well: its `fit` names one
+//! run, as `"seed": 1001`.
+//!
 //! A file is checked in this order, each failure with its own [`OddsFileError`]: JSON, format name, version, the
 //! feature list (a file fitted by a build whose features differ is refused), then the model's shape
 //! ([`OddsModel::new`]).
@@ -20,8 +23,10 @@ use super::{FitSummary, FittedFor, ModelError, OddsModel, TileModel, FEATURES};
 
 /// The `format` of every odds file.
 pub const FORMAT: &str = "advisor2048-odds";
-/// The format version this build reads and writes.
-pub const VERSION: u32 = 1;
+/// The format version this build writes.
+pub const VERSION: u32 = 2;
+/// The oldest format version this build reads (version 1 names one fitted run, as `seed`).
+pub const OLDEST_VERSION: u32 = 1;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,7 +48,7 @@ pub enum OddsFileError {
     Json(#[from] serde_json::Error),
     #[error("not an odds file: its format is {0:?}, expected {FORMAT:?}")]
     Format(String),
-    #[error("unsupported odds file version {0} (this build reads version {VERSION})")]
+    #[error("unsupported odds file version {0} (this build reads versions {OLDEST_VERSION} to {VERSION})")]
     Version(u32),
     #[error(
         "the odds file was fitted on the features {found:?}, this build reads {:?}",
@@ -60,7 +65,7 @@ pub fn decode(bytes: &[u8]) -> Result<OddsModel, OddsFileError> {
     if file.format != FORMAT {
         return Err(OddsFileError::Format(file.format));
     }
-    if file.version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&file.version) {
         return Err(OddsFileError::Version(file.version));
     }
     if file.features.iter().map(String::as_str).ne(FEATURES) {
@@ -114,12 +119,38 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_several_runs_reads_back_and_one_of_version_1_names_its_one_run() {
+        let mut m = model();
+        m.fit = FitSummary {
+            seeds: vec![1001, 2002],
+            games: 300,
+            positions: 500_000,
+            sample_every: 20,
+        };
+        let text = encode(&m);
+        assert!(text.contains("\"version\": 2"), "{text}");
+        assert_eq!(decode(text.as_bytes()).expect("reads back"), m);
+        assert_eq!(m.fit.total_games(), 600);
+        // A version 1 file: one run, as a number.
+        let seeds = "\"seeds\": [\n      1001,\n      2002\n    ]";
+        assert!(text.contains(seeds), "{text}");
+        let old = text
+            .replace("\"version\": 2", "\"version\": 1")
+            .replace(seeds, "\"seed\": 1001");
+        let read = decode(old.as_bytes()).expect("a version 1 file reads");
+        assert_eq!(read.fit.seeds, vec![1001]);
+        assert_eq!(read.fit.total_games(), 300);
+    }
+
+    #[test]
     fn a_file_of_another_format_version_or_feature_list_is_refused() {
         let text = encode(&model());
         let other = text.replace(FORMAT, "something-else");
         assert!(matches!(decode(other.as_bytes()), Err(OddsFileError::Format(_))));
-        let newer = text.replace("\"version\": 1", "\"version\": 2");
-        assert!(matches!(decode(newer.as_bytes()), Err(OddsFileError::Version(2))));
+        let newer = text.replace("\"version\": 2", "\"version\": 3");
+        assert!(matches!(decode(newer.as_bytes()), Err(OddsFileError::Version(3))));
+        let older = text.replace("\"version\": 2", "\"version\": 0");
+        assert!(matches!(decode(older.as_bytes()), Err(OddsFileError::Version(0))));
         let features = text.replace("\"to_come\"", "\"score\"");
         assert!(matches!(
             decode(features.as_bytes()),

@@ -153,13 +153,37 @@ pub struct FittedFor {
 /// How a model was fitted: which games, how many positions.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FitSummary {
-    /// The self-play run's seed and its number of games (games `0 .. games`).
-    pub seed: u64,
+    /// The seeds of the self-play runs fitted on, each run's games `0 .. games` (a file of format version 1 names
+    /// one run, as `seed`).
+    #[serde(alias = "seed", deserialize_with = "one_or_more")]
+    pub seeds: Vec<u64>,
+    /// Games of each run.
     pub games: u64,
     /// Positions sampled from those games and used in the fit.
     pub positions: u64,
     /// Each move of a game was taken with probability 1 / `sample_every`.
     pub sample_every: u64,
+}
+
+impl FitSummary {
+    /// The games fitted on, over all runs.
+    pub fn total_games(&self) -> u64 {
+        self.games.saturating_mul(self.seeds.len() as u64)
+    }
+}
+
+/// A seed or a list of seeds (the files of format version 1 hold one seed as a number).
+fn one_or_more<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seeds {
+        One(u64),
+        More(Vec<u64>),
+    }
+    Ok(match Seeds::deserialize(deserializer)? {
+        Seeds::One(seed) => vec![seed],
+        Seeds::More(seeds) => seeds,
+    })
 }
 
 /// One tile's model: a logistic regression over [`FEATURES`], then a monotone calibration map of its output.
