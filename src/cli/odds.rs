@@ -19,7 +19,9 @@ use advisor2048::eval::odds::{self as model, FitSummary, OddsModel};
 use advisor2048::eval::{EvaluatorKind, Network};
 use advisor2048::request::odds::{default_fitted_for, default_play};
 use advisor2048::search::StopHandle;
-use advisor2048::sim::odds::{play_positions, positions_of, reliability, LabelledPosition, Reliability};
+use advisor2048::sim::odds::{
+    play_positions, positions_of, reliability, reliability_of, LabelledPosition, Reliability,
+};
 use advisor2048::sim::{Progress, SimConfig, SimReport};
 use advisor2048::train::odds::{fit, Example};
 
@@ -72,6 +74,11 @@ pub struct OddsCheckArgs {
     /// Print the table as JSON (docs/plot_odds.py draws it).
     #[arg(long)]
     pub json: bool,
+    /// Check the fit itself, not a model: with two or more runs (--seed), fit a model on all runs but one, as
+    /// `odds-fit` fits, check it on that one, for each run in turn, and give the table of every run's games, each
+    /// predicted by a model that never saw it (--odds-model is not read).
+    #[arg(long)]
+    pub cross_fit: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
 }
@@ -203,13 +210,13 @@ fn run_of_game(args: &GamesArgs, path: &Path, index: u64, seed: u64) -> anyhow::
     );
 }
 
-/// Runs `advisor2048 odds-fit`.
-pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
-    let (net, checksum) = network(&args.network)?;
-    let (positions, games) = positions(&args.games, &net)?;
-    if positions.is_empty() {
-        bail!("no finished game gave a position to fit on");
-    }
+/// The model `odds-fit` fits on `positions`, the positions of the runs `seeds` (`games` games each).
+fn fit_on(
+    positions: &[LabelledPosition],
+    seeds: Vec<u64>,
+    games: &GamesArgs,
+    checksum: &str,
+) -> anyhow::Result<OddsModel> {
     let examples: Vec<Example> = positions
         .iter()
         .map(|p| Example {
@@ -219,12 +226,22 @@ pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let summary = FitSummary {
-        seeds: args.games.seeds.clone(),
-        games: args.games.games,
+        seeds,
+        games: games.games,
         positions: examples.len() as u64,
-        sample_every: args.games.sample_every,
+        sample_every: games.sample_every,
     };
-    let odds = fit(&examples, default_fitted_for(&checksum), summary)?;
+    Ok(fit(&examples, default_fitted_for(checksum), summary)?)
+}
+
+/// Runs `advisor2048 odds-fit`.
+pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
+    let (net, checksum) = network(&args.network)?;
+    let (positions, games) = positions(&args.games, &net)?;
+    if positions.is_empty() {
+        bail!("no finished game gave a position to fit on");
+    }
+    let odds = fit_on(&positions, args.games.seeds.clone(), &args.games, &checksum)?;
     let out = args
         .out
         .clone()
@@ -232,7 +249,7 @@ pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
     std::fs::write(&out, model::file::encode(&odds)).with_context(|| format!("cannot write {}", out.display()))?;
     eprintln!(
         "fitted on {} positions of {games} finished games; written to {}",
-        examples.len(),
+        positions.len(),
         out.display()
     );
     print_table(&reliability(&odds, &positions), "on the games it was fitted on");
@@ -241,6 +258,9 @@ pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `advisor2048 odds-check`.
 pub fn run_check(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
+    if args.cross_fit {
+        return run_cross_fit(args);
+    }
     let (net, checksum) = network(&args.network)?;
     let odds: OddsModel = match &args.network.odds_file {
         Some(path) => model::file::load(path).with_context(|| format!("cannot load the odds {}", path.display()))?,
@@ -256,6 +276,52 @@ pub fn run_check(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&table)?);
     } else {
         print_table(&table, "on held-out games");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `advisor2048 odds-check --cross-fit`: each run checked by a model fitted on the others.
+fn run_cross_fit(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
+    let seeds = &args.games.seeds;
+    if seeds.len() < 2 {
+        bail!("--cross-fit needs two or more runs (--seed S1,S2,...): each is checked by a model fitted on the others");
+    }
+    if args.network.odds_file.is_some() {
+        bail!("--cross-fit fits its own models and checks no model file: leave out --odds-model");
+    }
+    let (net, checksum) = network(&args.network)?;
+    let (positions, _) = positions(&args.games, &net)?;
+    // Each position's run: the one whose seed gives the game's index the game's seed.
+    let run_of = |p: &LabelledPosition| seeds.iter().position(|&run| derive_seed(run, p.game) == p.game_seed);
+    let runs: Vec<Option<usize>> = positions.iter().map(run_of).collect();
+    let mut checked = Vec::with_capacity(positions.len());
+    let mut chances = Vec::with_capacity(positions.len());
+    for (k, &held_out) in seeds.iter().enumerate() {
+        let others: Vec<LabelledPosition> = positions
+            .iter()
+            .zip(&runs)
+            .filter(|(_, r)| **r != Some(k))
+            .map(|(p, _)| *p)
+            .collect();
+        let fitted_seeds: Vec<u64> = seeds.iter().copied().filter(|&s| s != held_out).collect();
+        let odds = fit_on(&others, fitted_seeds, &args.games, &checksum)?;
+        let mine = positions.iter().zip(&runs).filter(|(_, r)| **r == Some(k));
+        let before = checked.len();
+        for (p, _) in mine {
+            chances.push(odds.chances(&p.situation));
+            checked.push(*p);
+        }
+        eprintln!(
+            "run {held_out}: {} positions checked by a model fitted on the other runs' {} positions",
+            checked.len() - before,
+            others.len()
+        );
+    }
+    let table = reliability_of(&checked, &chances);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&table)?);
+    } else {
+        print_table(&table, "of each run by a model fitted on the others");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::{play_game, GameRecord, Progress, SimConfig};
 use crate::engine::rng::{derive_seed, Rng};
-use crate::eval::odds::{OddsModel, Situation, TILES};
+use crate::eval::odds::{Chances, OddsModel, Situation, TILES};
 use crate::search::StopHandle;
 
 /// One position of a finished game, with the game's outcome.
@@ -194,14 +194,21 @@ pub struct Reliability {
 
 /// Checks `model`'s chances against the outcomes of `positions`.
 pub fn reliability(model: &OddsModel, positions: &[LabelledPosition]) -> Reliability {
-    let chances: Vec<_> = positions.iter().map(|p| model.chances(&p.situation)).collect();
+    let chances: Vec<Chances> = positions.iter().map(|p| model.chances(&p.situation)).collect();
+    reliability_of(positions, &chances)
+}
+
+/// Checks chances against the outcomes of `positions`: `chances[k]` are the chances predicted for `positions[k]`
+/// (by one model, or by models fitted without each position's run: a cross-fit).
+pub fn reliability_of(positions: &[LabelledPosition], chances: &[Chances]) -> Reliability {
+    debug_assert_eq!(positions.len(), chances.len());
     let tiles = TILES
         .iter()
         .enumerate()
         .map(|(i, &tile)| {
             let cases: Vec<(f64, bool, &LabelledPosition)> = positions
                 .iter()
-                .zip(&chances)
+                .zip(chances)
                 .filter(|(p, _)| p.situation.after.max_tile() < tile)
                 .map(|(p, c)| (c[i].chance, p.reached(tile), p))
                 .collect();

@@ -518,6 +518,119 @@ fn train_continues_from_the_shipped_file_and_from_its_own_checkpoint_and_export(
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
+/// `odds-check --cross-fit` on the runs seeded 11 (`a`) and 12 (`b`): its table is the two checks of one run by a
+/// model fitted on the other, pooled.
+fn cross_fit_checks_each_run_by_a_model_of_the_other(a: &str, b: &str, model: &str) {
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().expect("the command runs");
+        (
+            out.status.success(),
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let common = ["--games", "3", "--sample-every", "20"];
+    let (ok, stdout, stderr) = run(&[
+        &[
+            "odds-check",
+            "--cross-fit",
+            "--seed",
+            "11,12",
+            "--json",
+            "--games-from",
+            a,
+            b,
+        ],
+        &common[..],
+    ]
+    .concat());
+    assert!(ok, "{stderr}");
+    let cross: Value = serde_json::from_slice(&stdout).expect("JSON");
+    assert_eq!(cross["games"], 6, "{cross}");
+    // One run checked by a model fitted on the other, each way round.
+    let mut tables = Vec::new();
+    for (fit_seed, fit_games, check_seed, check_games) in [("12", b, "11", a), ("11", a, "12", b)] {
+        let (ok, _, stderr) = run(&[
+            &[
+                "odds-fit",
+                "--seed",
+                fit_seed,
+                "--out",
+                model,
+                "--games-from",
+                fit_games,
+            ],
+            &common[..],
+        ]
+        .concat());
+        assert!(ok, "{stderr}");
+        let (ok, stdout, stderr) = run(&[
+            &[
+                "odds-check",
+                "--seed",
+                check_seed,
+                "--odds-model",
+                model,
+                "--json",
+                "--games-from",
+                check_games,
+            ],
+            &common[..],
+        ]
+        .concat());
+        assert!(ok, "{stderr}");
+        tables.push(serde_json::from_slice::<Value>(&stdout).expect("JSON"));
+    }
+    let number = |v: &Value| v.as_f64().expect("a number");
+    assert_eq!(
+        number(&cross["positions"]),
+        number(&tables[0]["positions"]) + number(&tables[1]["positions"])
+    );
+    // Per tile, the pooled Brier score is the two checks' weighted by their positions.
+    let mut compared = 0;
+    for (k, tile) in cross["tiles"].as_array().expect("tiles").iter().enumerate() {
+        let n = number(&tile["positions"]);
+        if n == 0.0 {
+            continue;
+        }
+        let pooled: f64 = tables
+            .iter()
+            .map(|t| number(&t["tiles"][k]["positions"]) * number(&t["tiles"][k]["brier"]))
+            .sum::<f64>()
+            / n;
+        assert!(
+            (number(&tile["brier"]) - pooled).abs() < 1e-9,
+            "tile {}: {tile} against {pooled}",
+            tile["tile"]
+        );
+        compared += 1;
+    }
+    assert!(compared > 0, "{cross}");
+    // It needs two runs, and reads no model.
+    let (ok, _, stderr) = run(&[
+        &["odds-check", "--cross-fit", "--seed", "11", "--games-from", a],
+        &common[..],
+    ]
+    .concat());
+    assert!(!ok && stderr.contains("two or more runs"), "{stderr}");
+    let (ok, _, stderr) = run(&[
+        &[
+            "odds-check",
+            "--cross-fit",
+            "--seed",
+            "11,12",
+            "--odds-model",
+            model,
+            "--games-from",
+            a,
+            b,
+        ],
+        &common[..],
+    ]
+    .concat());
+    assert!(!ok && stderr.contains("leave out --odds-model"), "{stderr}");
+}
+
 /// `odds-fit` and `odds-check --games-from` read the games of the runs that --seed and --games name: a report of
 /// another run, a wrong --seed, a run named twice, a game given twice and a --games that is not the number of games
 /// read of each run are refused, naming the file and the game; one run's games, or two runs' together, are fitted,
@@ -604,6 +717,7 @@ fn odds_fit_reads_the_games_of_the_runs_it_names_and_refuses_any_other() {
     let table: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(table["games"], 6, "{table}");
     assert_eq!(table["positions"], fitted["fit"]["positions"], "{table}");
+    cross_fit_checks_each_run_by_a_model_of_the_other(&a, &b, &path("other.json"));
     let (ok, stderr) = odds("odds-check", "3", "12", &[&b]);
     assert!(
         ok && stderr.contains("warning: the model was fitted on the run seeded 12"),
