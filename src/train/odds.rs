@@ -7,7 +7,7 @@
 //! pool-adjacent-violators, its blocks merged until each holds at least a 1/[`CALIBRATION_POINTS`] share of the
 //! positions and [`CALIBRATION_GAMES`] independent games by [`effective_games`]), so that the chances agree with the
 //! outcomes where the logistic curve bends the wrong way. The map's rates stay within (0.5 / (g + 1), (g + 0.5) /
-//! (g + 1)) for g fitted games: a tile that all of 300 games made gets 99.8%, not a certainty no finite number of
+//! (g + 1)) for g fitted games: a tile that all of 900 games made gets 99.94%, not a certainty no finite number of
 //! games can show (the positions of one game share its outcome, so the games, not the positions, are what a rate is
 //! known from).
 
