@@ -271,13 +271,7 @@ pub fn run_check(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: the model was fitted on the run seeded {seed}: its games are not held out");
     }
     let (positions, _) = positions(&args.games, &net)?;
-    let table = reliability(&odds, &positions);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&table)?);
-    } else {
-        print_table(&table, "on held-out games");
-    }
-    Ok(ExitCode::SUCCESS)
+    show(&reliability(&odds, &positions), args.json, "on held-out games")
 }
 
 /// Runs `advisor2048 odds-check --cross-fit`: each run checked by a model fitted on the others.
@@ -317,11 +311,19 @@ fn run_cross_fit(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
             others.len()
         );
     }
-    let table = reliability_of(&checked, &chances);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&table)?);
+    show(
+        &reliability_of(&checked, &chances),
+        args.json,
+        "of each run by a model fitted on the others",
+    )
+}
+
+/// Prints a check's table: as JSON, or per tile for people.
+fn show(table: &Reliability, json: bool, what: &str) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(table)?);
     } else {
-        print_table(&table, "of each run by a model fitted on the others");
+        print_table(table, what);
     }
     Ok(ExitCode::SUCCESS)
 }
