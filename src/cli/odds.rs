@@ -1,5 +1,5 @@
 //! `advisor2048 odds-fit` and `advisor2048 odds-check`: fit the reach-odds model on the default play's games, and
-//! check a model against games it was not fitted on (docs/odds.md).
+//! check a model against games it was not fitted on, or the fit itself by cross-fitting runs (docs/odds.md).
 //!
 //! Both play the default play's games themselves (seeded, `--threads` at a time), or read games already played
 //! (`--games-from`: `advisor2048 simulate --trace --json` reports of the default play, for example the chunks of one
@@ -76,7 +76,7 @@ pub struct OddsCheckArgs {
     pub json: bool,
     /// Check the fit itself, not a model: with two or more runs (--seed), fit a model on all runs but one, as
     /// `odds-fit` fits, check it on that one, for each run in turn, and give the table of every run's games, each
-    /// predicted by a model that never saw it (--odds-model is not read).
+    /// predicted by a model that never saw it (it checks no model file: no --odds-model).
     #[arg(long)]
     pub cross_fit: bool,
     #[command(flatten)]
