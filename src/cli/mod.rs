@@ -49,7 +49,8 @@ pub enum Command {
     Evaluate(EvaluateArgs),
     /// Play seeded self-play games and print their statistics.
     Simulate(simulate::SimulateArgs),
-    /// Print the statistics of saved `simulate --json` reports, the chunks of one run merged into one.
+    /// Print the statistics of saved `simulate --json` reports, the chunks of one run merged into one (--runs: several
+    /// runs pooled).
     Report(simulate::ReportArgs),
     /// Review a played game: grade every move against the best one, list the worst moves (with --odds, also what each
     /// move cost in the chance of the next milestones).

@@ -170,7 +170,8 @@ fn run_with_bar<T: Send>(games: u64, progress: &Progress, play: impl FnOnce() ->
     }
 }
 
-/// Summarize saved `simulate --json` reports as one run: the chunks of a run played apart (`--first-game`) merged.
+/// Summarize saved `simulate --json` reports as one run: the chunks of a run played apart (`--first-game`) merged
+/// (or, with `--runs`, several runs pooled).
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
     /// Reports written by `advisor2048 simulate --json` (or saved answers of POST /simulate). Games are merged by
@@ -180,6 +181,11 @@ pub struct ReportArgs {
     /// report it was merged into, adds none), so new chunks can be merged into a run's last merged report.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// The reports are of several runs (different seeds), each whole or in chunks: pool their games, each known by
+    /// its index and its own seed (game 5 of two runs is two games; a game in two reports counts once), and compute
+    /// the statistics over all of them.
+    #[arg(long)]
+    pub runs: bool,
     /// Print the merged games and summary as JSON (the shape `simulate --json` prints).
     #[arg(long)]
     pub json: bool,
@@ -194,9 +200,13 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("{}: not a report of `advisor2048 simulate --json`", path.display()))?;
         parts.push(part);
     }
-    let merged = SimReport::merge(parts)?;
+    let merged = if args.runs {
+        SimReport::pool(parts)?
+    } else {
+        SimReport::merge(parts)?
+    };
     let missing = missing_ranges(&merged);
-    if !missing.is_empty() {
+    if !missing.is_empty() && !args.runs {
         eprintln!("note: games {} are in no report", missing.join(", "));
     }
     let header = match (merged.games.first(), merged.games.last()) {

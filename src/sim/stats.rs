@@ -22,7 +22,7 @@ pub struct SimReport {
 /// Why reports cannot be merged into one run.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MergeError {
-    #[error("game {index} is in two reports as two different games (seeds {first_seed} and {second_seed}): the reports are not chunks of one run")]
+    #[error("game {index} is in two reports as two different games (seeds {first_seed} and {second_seed}): the reports are not chunks of one run (--runs pools several runs)")]
     DifferentGames {
         index: u64,
         first_seed: u64,
@@ -51,19 +51,35 @@ impl SimReport {
     /// Nothing in a report says with which settings it was played: merging chunks of different settings is the
     /// caller's mistake to avoid (the same index played differently is caught).
     pub fn merge(parts: impl IntoIterator<Item = SimReport>) -> Result<SimReport, MergeError> {
+        Self::merge_by(parts, |g| (g.index, 0))
+    }
+
+    /// One report of the games of several runs (different seeds) and their chunks, in any order: as
+    /// [`SimReport::merge`], but a game is known by its index and its own seed, so game 5 of one run and game 5 of
+    /// another are two games, and a game in two reports (a run's chunk beside the run merged from it) counts once.
+    /// The games come in index order, the runs' games of one index by seed; the summary pools them all.
+    pub fn pool(parts: impl IntoIterator<Item = SimReport>) -> Result<SimReport, MergeError> {
+        Self::merge_by(parts, |g| (g.index, g.seed))
+    }
+
+    /// The merge, each game known by `key`.
+    fn merge_by(
+        parts: impl IntoIterator<Item = SimReport>,
+        key: impl Fn(&GameRecord) -> (u64, u64),
+    ) -> Result<SimReport, MergeError> {
         let parts: Vec<SimReport> = parts.into_iter().collect();
-        let held: Vec<BTreeMap<u64, (bool, u64)>> = parts
+        let held: Vec<Held> = parts
             .iter()
-            .map(|part| part.games.iter().map(|g| (g.index, (g.finished, g.moves))).collect())
+            .map(|part| part.games.iter().map(|g| (key(g), (g.finished, g.moves))).collect())
             .collect();
         let elapsed = (0..parts.len())
             .filter(|&i| !held_elsewhere(&held, i))
             .map(|i| parts[i].summary.elapsed)
             .sum();
-        let mut games: BTreeMap<u64, GameRecord> = BTreeMap::new();
+        let mut games: BTreeMap<(u64, u64), GameRecord> = BTreeMap::new();
         for part in parts {
             for game in part.games {
-                match games.entry(game.index) {
+                match games.entry(key(&game)) {
                     Entry::Vacant(slot) => {
                         slot.insert(game);
                     }
@@ -81,16 +97,19 @@ impl SimReport {
     }
 }
 
+/// The games of one part: each game's key (index, and its seed when runs are pooled) -> (finished, moves).
+type Held = BTreeMap<(u64, u64), (bool, u64)>;
+
 /// Whether another part holds every game of part `i`, so that part `i`'s time is already in that part's. `held[k]`
 /// maps each game index of part `k` to (finished, moves). Of parts that hold each other (the same games), the first
 /// one's time counts.
-fn held_elsewhere(held: &[BTreeMap<u64, (bool, u64)>], i: usize) -> bool {
+fn held_elsewhere(held: &[Held], i: usize) -> bool {
     (0..held.len()).any(|j| j != i && holds(&held[j], &held[i]) && (j < i || !holds(&held[i], &held[j])))
 }
 
 /// Whether `outer` has every game of `inner`, each at least as far played: (finished, moves) compared in that order
 /// (two finished copies of a game that differ are refused by the merge anyway).
-fn holds(outer: &BTreeMap<u64, (bool, u64)>, inner: &BTreeMap<u64, (bool, u64)>) -> bool {
+fn holds(outer: &Held, inner: &Held) -> bool {
     inner
         .iter()
         .all(|(index, played)| outer.get(index).is_some_and(|outer_played| outer_played >= played))

@@ -743,6 +743,61 @@ fn the_report_command_merges_chunks_played_with_first_game() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `report --runs` pools several runs: game 5 of two runs is two games, a run's chunk beside the run's own report
+/// counts once, and the summary is the one of all the games; without `--runs` two runs are refused.
+#[test]
+fn the_report_command_pools_several_runs() {
+    let dir = std::env::temp_dir().join(format!("advisor2048-report-runs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let play = |seed: &str, first: &str, games: &str, name: &str| {
+        let out = advisor(&[
+            "simulate",
+            "--seed",
+            seed,
+            "--depth",
+            "1",
+            "--profile",
+            "tuned",
+            "--first-game",
+            first,
+            "--games",
+            games,
+            "--json",
+        ]);
+        let path = dir.join(name);
+        std::fs::write(&path, &out).unwrap();
+        (
+            path.to_str().unwrap().to_owned(),
+            serde_json::from_slice::<SimReport>(&out).unwrap(),
+        )
+    };
+    let (a, run_a) = play("5", "0", "3", "a.json");
+    let (b, run_b) = play("6", "0", "3", "b.json");
+    let (b_tail, _) = play("6", "1", "2", "b-tail.json");
+    let pooled: SimReport = serde_json::from_slice(&advisor(&["report", "--runs", "--json", &a, &b, &b_tail])).unwrap();
+    assert_eq!(pooled.summary.games, 6);
+    let mut expected: Vec<GameRecord> = run_a.games.iter().chain(&run_b.games).cloned().collect();
+    expected.sort_by_key(|g| (g.index, g.seed));
+    assert_eq!(untimed(&pooled.games), untimed(&expected));
+    let mean = expected.iter().map(|g| g.score as f64).sum::<f64>() / 6.0;
+    let pooled_mean = pooled.summary.mean_score.expect("finished games");
+    assert!((pooled_mean - mean).abs() < 1e-9, "{pooled_mean} against {mean}");
+    // The chunk's time is in the run's report already.
+    assert_eq!(pooled.summary.elapsed, run_a.summary.elapsed + run_b.summary.elapsed);
+    // Without --runs, two runs' game 0 are refused.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_advisor2048"))
+        .args(["report", &a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("two different games") && stderr.contains("--runs"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Runs `simulate` with `args` and with `ADVISOR_CHUNK` set to `chunk` (or unset), as a pod of the Kubernetes Job
 /// (deploy/k8s/simulate-job.yaml) runs it.
 fn simulate_as_pod(args: &[&str], chunk: Option<&str>) -> std::process::Output {
