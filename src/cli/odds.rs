@@ -94,8 +94,12 @@ fn network(args: &NetworkArgs) -> anyhow::Result<(Arc<Network>, String)> {
     Ok((net, checksum))
 }
 
-/// The labelled positions of the games `args` names, and the number of finished games they came from.
-fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<LabelledPosition>, u64)> {
+/// One run's seed and the labelled positions of its games.
+type Run = (u64, Vec<LabelledPosition>);
+
+/// The labelled positions of the games `args` names, run by run (in --seed's order, each run's seed with its
+/// positions), and the number of finished games they came from.
+fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Run>, u64)> {
     if args.sample_every == 0 {
         bail!("--sample-every must be at least 1");
     }
@@ -108,7 +112,7 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
         bail!("--seed names the run {seed} twice: name each run once");
     }
     if !args.games_from.is_empty() {
-        let mut all = Vec::new();
+        let mut runs: Vec<Run> = args.seeds.iter().map(|&s| (s, Vec::new())).collect();
         let mut games = 0;
         // Where each game was read, by (run, index): each game of each run once.
         let mut read: BTreeMap<(u64, u64), &Path> = BTreeMap::new();
@@ -134,7 +138,9 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
                         game.index
                     );
                 }
-                all.extend(positions_of(game, args.sample_every));
+                if let Some((_, positions)) = runs.iter_mut().find(|(s, _)| *s == run) {
+                    positions.extend(positions_of(game, args.sample_every));
+                }
                 games += u64::from(game.game_over);
             }
         }
@@ -148,8 +154,7 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
                 );
             }
         }
-        all.sort_by_key(|p| (p.game, p.game_seed, p.move_number));
-        return Ok((all, games));
+        return Ok((runs, games));
     }
     if args.games == 0 {
         bail!("--games must be at least 1");
@@ -160,7 +165,7 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
     let stop = StopHandle::new();
     stop_on_signals(stop.clone(), STOP_THEN_QUIT);
     let started = Instant::now();
-    let mut all = Vec::new();
+    let mut runs = Vec::with_capacity(args.seeds.len());
     let mut games = 0;
     for &run in &args.seeds {
         let config = SimConfig {
@@ -183,11 +188,17 @@ fn positions(args: &GamesArgs, net: &Arc<Network>) -> anyhow::Result<(Vec<Labell
         if stop.is_stopped() {
             bail!("stopped before the games were played");
         }
-        all.extend(positions);
+        runs.push((run, positions));
         games += finished;
     }
+    Ok((runs, games))
+}
+
+/// The positions of `runs` as one set, in the order a fit reads them: by game index, then the game's seed, then move.
+fn pooled<'a>(runs: impl IntoIterator<Item = &'a Run>) -> Vec<LabelledPosition> {
+    let mut all: Vec<LabelledPosition> = runs.into_iter().flat_map(|(_, p)| p.iter().copied()).collect();
     all.sort_by_key(|p| (p.game, p.game_seed, p.move_number));
-    Ok((all, games))
+    all
 }
 
 /// The run (of those `args` names) that played a game read from `path`: the one whose seed gives the game's index
@@ -237,7 +248,8 @@ fn fit_on(
 /// Runs `advisor2048 odds-fit`.
 pub fn run_fit(args: &OddsFitArgs) -> anyhow::Result<ExitCode> {
     let (net, checksum) = network(&args.network)?;
-    let (positions, games) = positions(&args.games, &net)?;
+    let (runs, games) = positions(&args.games, &net)?;
+    let positions = pooled(&runs);
     if positions.is_empty() {
         bail!("no finished game gave a position to fit on");
     }
@@ -270,8 +282,8 @@ pub fn run_check(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
     for seed in args.games.seeds.iter().filter(|s| odds.fit.seeds.contains(s)) {
         eprintln!("warning: the model was fitted on the run seeded {seed}: its games are not held out");
     }
-    let (positions, _) = positions(&args.games, &net)?;
-    show(&reliability(&odds, &positions), args.json, "on held-out games")
+    let (runs, _) = positions(&args.games, &net)?;
+    show(&reliability(&odds, &pooled(&runs)), args.json, "on held-out games")
 }
 
 /// Runs `advisor2048 odds-check --cross-fit`: each run checked by a model fitted on the others.
@@ -284,30 +296,18 @@ fn run_cross_fit(args: &OddsCheckArgs) -> anyhow::Result<ExitCode> {
         bail!("--cross-fit fits its own models and checks no model file: leave out --odds-model");
     }
     let (net, checksum) = network(&args.network)?;
-    let (positions, _) = positions(&args.games, &net)?;
-    // Each position's run: the one whose seed gives the game's index the game's seed.
-    let run_of = |p: &LabelledPosition| seeds.iter().position(|&run| derive_seed(run, p.game) == p.game_seed);
-    let runs: Vec<Option<usize>> = positions.iter().map(run_of).collect();
-    let mut checked = Vec::with_capacity(positions.len());
-    let mut chances = Vec::with_capacity(positions.len());
-    for (k, &held_out) in seeds.iter().enumerate() {
-        let others: Vec<LabelledPosition> = positions
-            .iter()
-            .zip(&runs)
-            .filter(|(_, r)| **r != Some(k))
-            .map(|(p, _)| *p)
-            .collect();
-        let fitted_seeds: Vec<u64> = seeds.iter().copied().filter(|&s| s != held_out).collect();
+    let (runs, _) = positions(&args.games, &net)?;
+    let mut checked = Vec::new();
+    let mut chances = Vec::new();
+    for (held_out, mine) in &runs {
+        let others = pooled(runs.iter().filter(|(s, _)| s != held_out));
+        let fitted_seeds: Vec<u64> = seeds.iter().copied().filter(|s| s != held_out).collect();
         let odds = fit_on(&others, fitted_seeds, &args.games, &checksum)?;
-        let mine = positions.iter().zip(&runs).filter(|(_, r)| **r == Some(k));
-        let before = checked.len();
-        for (p, _) in mine {
-            chances.push(odds.chances(&p.situation));
-            checked.push(*p);
-        }
+        chances.extend(mine.iter().map(|p| odds.chances(&p.situation)));
+        checked.extend_from_slice(mine);
         eprintln!(
             "run {held_out}: {} positions checked by a model fitted on the other runs' {} positions",
-            checked.len() - before,
+            mine.len(),
             others.len()
         );
     }
