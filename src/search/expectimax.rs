@@ -38,6 +38,23 @@ pub(crate) trait Position: Copy + PartialEq {
         }
         best
     }
+    /// [`Position::best_leaf`] of every board a chance node on `self` leads to: a 2, then a 4, in each of `cells`
+    /// in turn (cell 0's 2, cell 0's 4, cell 1's 2, ...), into the first `2 x cells.len()` places of `out` (at most
+    /// 16 cells). The values are those of `best_leaf` on each board in that order, bit for bit; a board type may
+    /// value the boards after their moves together instead of leaf by leaf.
+    fn best_leaves_of_spawns<E: Evaluator>(
+        self,
+        cells: &[u8],
+        eval: &E,
+        reward_weight: f64,
+        mut cache: Option<&mut TranspositionTable>,
+        out: &mut [Option<f64>; 32],
+    ) {
+        for (j, &i) in cells.iter().enumerate().take(16) {
+            out[2 * j] = self.place(i, 1).best_leaf(eval, reward_weight, cache.as_deref_mut());
+            out[2 * j + 1] = self.place(i, 2).best_leaf(eval, reward_weight, cache.as_deref_mut());
+        }
+    }
     /// Transposition key, `None` when this type does not use the table.
     fn tt_key(self) -> Option<u64>;
 }
@@ -145,6 +162,101 @@ impl Position for Board {
             best = if v > best { v } else { best };
         }
         (best != f64::NEG_INFINITY).then_some(best)
+    }
+
+    #[inline(always)]
+    fn best_leaves_of_spawns<E: Evaluator>(
+        self,
+        cells: &[u8],
+        eval: &E,
+        reward_weight: f64,
+        mut cache: Option<&mut TranspositionTable>,
+        out: &mut [Option<f64>; 32],
+    ) {
+        if reward_weight == 0.0 {
+            for (j, &i) in cells.iter().enumerate().take(16) {
+                out[2 * j] = self.place(i, 1).best_leaf(eval, reward_weight, cache.as_deref_mut());
+                out[2 * j + 1] = self.place(i, 2).best_leaf(eval, reward_weight, cache.as_deref_mut());
+            }
+            return;
+        }
+        // Every leaf's moves first; the values of their boards from the cache, the others gathered four at a time
+        // (a full call of the evaluator, whose lookups then overlap across leaves) and stored; then each leaf's best
+        // in `best_leaf`'s order. A board already waiting to be valued is not valued twice: its place takes the
+        // value when it comes (siblings often leave the same board: a tile spawned anywhere in one gap of a row
+        // slides to the same place).
+        let leaves = 2 * cells.len().min(16);
+        let mut rewards = [[0u32; 4]; 32];
+        let mut legal = [0u8; 32];
+        let mut values = [[0.0f64; 4]; 32];
+        let mut todo = [(Board::EMPTY, Board::EMPTY); 4];
+        let mut n = 0;
+        // Where each waiting value goes: (leaf << 2 | direction, its place in `todo`).
+        let mut places = [(0u8, 0u8); 128];
+        let mut m = 0;
+        let flush = |todo: &[(Board, Board); 4],
+                     n: usize,
+                     places: &[(u8, u8)],
+                     values: &mut [[f64; 4]; 32],
+                     cache: &mut Option<&mut TranspositionTable>| {
+            let computed = eval.evaluate_first(*todo, n);
+            for &(to, j) in places {
+                values[usize::from(to >> 2) & 31][usize::from(to & 3)] = computed[usize::from(j & 3)];
+            }
+            if let Some(cache) = cache.as_deref_mut() {
+                for j in 0..n.min(4) {
+                    // Exact: the evaluator's values are f32 numbers (`values_worth_caching`).
+                    cache.put_leaf_value(todo[j].0 .0, computed[j] as f32);
+                }
+            }
+        };
+        for c in 0..leaves {
+            let leaf = self.place(cells[c / 2], 1 + (c & 1) as u8);
+            let children = leaf.leaf_children_rewarded();
+            debug_assert!(
+                children.iter().all(|m| m.2 & crate::engine::OVERFLOW_FLAG == 0),
+                "fast path used on a board that can overflow"
+            );
+            for (k, &(after, transposed, reward, is_legal)) in children.iter().enumerate() {
+                rewards[c][k] = reward;
+                if !is_legal {
+                    continue;
+                }
+                legal[c] |= 1 << k;
+                if let Some(v) = cache.as_deref().and_then(|t| t.leaf_value(after.0)) {
+                    values[c][k] = f64::from(v);
+                    continue;
+                }
+                let to = ((c << 2) | k) as u8;
+                if let Some(j) = todo[..n].iter().position(|w| w.0 == after) {
+                    places[m & 127] = (to, j as u8);
+                    m += 1;
+                    continue;
+                }
+                todo[n & 3] = (after, transposed);
+                places[m & 127] = (to, n as u8);
+                m += 1;
+                n += 1;
+                if n == 4 {
+                    flush(&todo, n, &places[..m.min(128)], &mut values, &mut cache);
+                    n = 0;
+                    m = 0;
+                }
+            }
+        }
+        if n > 0 {
+            flush(&todo, n, &places[..m.min(128)], &mut values, &mut cache);
+        }
+        for c in 0..leaves {
+            let mut best: Option<f64> = None;
+            for k in 0..4 {
+                if legal[c] & (1 << k) != 0 {
+                    let v = reward_weight * f64::from(rewards[c][k]) + values[c][k];
+                    best = Some(best.map_or(v, |b| b.max(v)));
+                }
+            }
+            out[c] = best;
+        }
     }
 
     #[inline(always)]
@@ -390,12 +502,60 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
         }
         let p2 = prob * TWO_PROBABILITY / n as f64;
         let p4 = prob * FOUR_PROBABILITY / n as f64;
-        let mut sum = 0.0;
         // Most children are leaves (see `leaf`): those are computed here, without the call.
         // (With one ply left here, the children have none: `move_node` evaluates them.)
         let two_is_leaf = plies > 1 && self.is_leaf(plies - 1, p2);
         let four_is_leaf = plies > 1 && self.is_leaf(plies - 1, p4);
-        for &i in &cells[..n] {
+        let sum = if two_is_leaf && four_is_leaf {
+            self.leaves_of_spawns(board, &cells[..n])
+        } else {
+            self.children_of_spawns(board, &cells[..n], plies, (p2, p4), (two_is_leaf, four_is_leaf))
+        };
+        let value = sum / n as f64;
+        if let (Some(key), Some(tt)) = (key, self.tt.as_deref_mut()) {
+            if !self.aborted {
+                tt.put(key, plies, value);
+            }
+        }
+        value
+    }
+
+    /// The sum over a chance node's children (a 2 with its probability, then a 4, in each of `cells`) when every
+    /// child is a leaf: counted as the leaves one by one are (`leaf`), valued together
+    /// ([`Position::best_leaves_of_spawns`]), added in the same order.
+    #[inline(always)]
+    fn leaves_of_spawns<P: Position>(&mut self, board: P, cells: &[u8]) -> f64 {
+        for _ in 0..2 * cells.len() {
+            self.count(4);
+        }
+        if self.aborted {
+            return 0.0;
+        }
+        let mut best = [None; 32];
+        let cache = if self.leaf_cache { self.tt.as_deref_mut() } else { None };
+        board.best_leaves_of_spawns(cells, self.eval, self.reward_weight, cache, &mut best);
+        let mut sum = 0.0;
+        for (j, &i) in cells.iter().enumerate().take(16) {
+            let two = best[2 * j].unwrap_or_else(|| self.terminal(board.place(i, 1)));
+            sum += TWO_PROBABILITY * two;
+            let four = best[2 * j + 1].unwrap_or_else(|| self.terminal(board.place(i, 2)));
+            sum += FOUR_PROBABILITY * four;
+        }
+        sum
+    }
+
+    /// The sum over a chance node's children (see `leaves_of_spawns`) when some are not leaves: one by one.
+    #[inline(always)]
+    fn children_of_spawns<P: Position>(
+        &mut self,
+        board: P,
+        cells: &[u8],
+        plies: u32,
+        (p2, p4): (f64, f64),
+        (two_is_leaf, four_is_leaf): (bool, bool),
+    ) -> f64 {
+        let mut sum = 0.0;
+        for &i in cells {
             let two = board.place(i, 1);
             sum += TWO_PROBABILITY
                 * if two_is_leaf {
@@ -411,12 +571,66 @@ impl<'a, E: Evaluator> Ctx<'a, E> {
                     self.move_node(four, plies - 1, p4)
                 };
         }
-        let value = sum / n as f64;
-        if let (Some(key), Some(tt)) = (key, self.tt.as_deref_mut()) {
-            if !self.aborted {
-                tt.put(key, plies, value);
+        sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::eval::ntuple::{NTupleEvaluator, Network, Shape};
+
+    /// The leaves of a chance node valued together equal the leaves valued one by one (`best_leaf` on each child,
+    /// in order), bit for bit, with the leaf-value cache and without, on boards whose children share boards after
+    /// their moves and on boards some of whose children have no legal move.
+    #[test]
+    fn leaves_valued_together_equal_the_leaves_one_by_one() {
+        let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![0, 4, 8, 12], vec![1, 5, 9, 13]], vec![0])
+            .expect("a valid shape");
+        let mut rng = Rng::new(3);
+        let weights = (0..shape.weight_count()).map(|_| (rng.below(2001) as f32 - 1000.0) * 0.37).collect();
+        let eval = NTupleEvaluator::new(Arc::new(Network::from_weights(shape, weights).expect("the shape's count")));
+        // Ends with a board one of whose children is dead: a 2 in its last cell leaves a full board without pairs.
+        let dead = Board(0x1212_2121_1212_2120);
+        let boards = (0..3000)
+            .map(|k| {
+                let mut bits = 0u64;
+                for _ in 0..16 {
+                    let empty = rng.below(16) < [1, 3, 8][k % 3];
+                    bits = (bits << 4) | if empty { 0 } else { 1 + rng.below(11) };
+                }
+                Board(bits)
+            })
+            .chain([dead]);
+        let mut terminal = 0;
+        for board in boards {
+            let (cells, n) = board.empty_cells();
+            for cached in [false, true] {
+                let table = || {
+                    let mut t = TranspositionTable::new(8);
+                    t.enable_leaf_values();
+                    t.begin_leaf_epoch(1);
+                    t
+                };
+                let (mut one, mut all) = (table(), table());
+                // Twice: the second time most values come from the cache the first time filled.
+                for _ in 0..2 {
+                    let mut want = [None; 32];
+                    for (j, &i) in cells[..n].iter().enumerate() {
+                        for e in [1u8, 2] {
+                            let cache = cached.then_some(&mut one);
+                            want[2 * j + usize::from(e) - 1] = board.place(i, e).best_leaf(&eval, 1.0, cache);
+                        }
+                    }
+                    let mut got = [None; 32];
+                    board.best_leaves_of_spawns(&cells[..n], &eval, 1.0, cached.then_some(&mut all), &mut got);
+                    assert_eq!(want[..2 * n], got[..2 * n], "{board:?}");
+                    terminal += want[..2 * n].iter().filter(|v| v.is_none()).count();
+                }
             }
         }
-        value
+        assert!(terminal > 0, "no child without a legal move was met");
     }
 }
