@@ -4,13 +4,16 @@
 Plays GAMES traced games of the default play (seed SEED, a run the docs use nowhere else), takes from each the
 positions where it first held 8192 and 16384 and the one 3,000 moves after its first 16384, asks `evaluate --odds` for
 the predicted chances of 16384 and 32768, and continues each position CONT times with `simulate --board` (the default
-play, fresh spawns). Prints, per position and tile, the predicted chance against the observed rate with its standard
+play, fresh spawns, each continuation ended when it makes 32768: `--until-tile 32768`). With `--uniform N` the positions
+are instead N per game drawn uniformly among its moves whose board lacks 32768, and the summary adds how far apart the
+positions' true chances are (the most any predictor could gain on the Brier score over them). Prints, per position and tile, the predicted chance against the observed rate with its standard
 error, then the mean absolute error against what CONT continuations allow: the mean of |observed - predicted| that
 sampling alone gives when every prediction is right, and the 95th percentile of that mean over 100,000 draws of
 the same continuations (a right model exceeds the mean half of the time, the percentile one time in twenty). The
 bar passes for a tile when its error is within the percentile.
 
     python3 docs/odds_bar.py BINARY --games 4 --seed 8118 --continuations 40 --threads 2 [--json OUT]
+    python3 docs/odds_bar.py BINARY --games 10 --seed 5151 --uniform 4 --continuations 20 --threads 2 [--json OUT]
 
 With `--observed OLD.json` (an earlier run's output) the positions and observed rates are read from it and only the
 predictions are asked again: for a new odds model of the same default play, whose continuations (seeded, searched
@@ -57,6 +60,52 @@ def positions(binary, games, seed, threads):
     return picked
 
 
+def uniform_positions(binary, games, seed, threads, per_game):
+    """`per_game` positions of each traced game, drawn uniformly (seeded) among its moves whose board lacks 32768:
+    a sample of the positions an odds check counts for that tile, at every stage of the game."""
+    report = run(binary, "simulate", "--games", str(games), "--seed", str(seed), "--threads", str(threads),
+                 "--trace", "--json")
+    rng = random.Random(seed)
+    picked = []
+    for g in report["games"]:
+        trace = g["trace"]
+        lacking = [i for i, step in enumerate(trace) if max(v for row in step["board"] for v in row) < 32768]
+        for i in sorted(rng.sample(lacking, min(per_game, len(lacking)))):
+            top = max(v for row in trace[i]["board"] for v in row)
+            picked.append({"game": g["index"], "move": i, "label": "uniform, largest %d" % top,
+                           "board": hex_board(trace[i]["board"])})
+    return picked
+
+
+def spread(rows, t, draws=10_000):
+    """How far apart the true chances of tile `t` at these positions are, from their observed rates: the variance
+    of the observed rates less what sampling alone adds (each rate's k/n variance, estimated without bias by
+    o (1 - o) / (n - 1)), with a 95% upper bound from resampling the positions. It is the most any predictor, even
+    one that knew each position's true chance, could lower the Brier score below predicting these positions' common
+    rate (Brier of the common rate - Brier of the true chances = the variance of the true chances). Beside it, what
+    the model's predictions gain over the common rate on the same continuations (the Brier score of a prediction p
+    against n outcomes with rate o is (p - o)^2 + o (1 - o), so the difference is the squared errors' difference)."""
+    cases = [(r["tiles"][t]["predicted"], r["tiles"][t]["observed"], r["continuations"]) for r in rows
+             if r["tiles"][t]["predicted"] < 1.0 and r["continuations"] > 1]
+    if len(cases) < 2:
+        return None
+
+    def estimate(sample):
+        obs = [o for _, o, _ in sample]
+        mean = sum(obs) / len(obs)
+        between = sum((o - mean) ** 2 for o in obs) / (len(obs) - 1)
+        within = sum(o * (1 - o) / (n - 1) for _, o, n in sample) / len(sample)
+        return between - within, mean
+
+    var, mean = estimate(cases)
+    rng = random.Random(20482)
+    boots = sorted(estimate([rng.choice(cases) for _ in cases])[0] for _ in range(draws))
+    gain = sum((mean - o) ** 2 - (p - o) ** 2 for p, o, _ in cases) / len(cases)
+    return {"positions": len(cases), "mean_observed": mean, "true_chance_variance": max(var, 0.0),
+            "true_chance_variance_raw": var, "true_chance_variance_p95": max(boots[int(0.95 * draws)], 0.0),
+            "brier_of_common_rate": mean * (1 - mean), "model_brier_gain": gain}
+
+
 def sampling_percentile(cases, q, draws=100_000):
     """The q-quantile of mean |observed - p| over `cases` (p, n) when each observed rate is Binomial(n, p) / n:
     what sampling alone gives a model whose every prediction is right. Seeded, so a run repeats its figure."""
@@ -92,6 +141,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json")
     p.add_argument("--observed", help="reuse the positions and observed rates of this earlier output")
+    p.add_argument("--uniform", type=int, metavar="N",
+                   help="instead of the milestones, N positions of each game drawn uniformly among its moves whose "
+                        "board lacks 32768 (the positions an odds check counts for that tile)")
     a = p.parse_args()
     old = None
     if a.observed:
@@ -99,7 +151,14 @@ def main():
             old = json.load(f)
         a.seed, a.games, a.continuations = old["seed"], old["games"], old["continuations"]
     rows = []
-    for pos in (old["positions"] if old else positions(a.binary, a.games, a.seed, a.threads)):
+    if old:
+        a.uniform = old.get("uniform")
+        picked = old["positions"]
+    elif a.uniform:
+        picked = uniform_positions(a.binary, a.games, a.seed, a.threads, a.uniform)
+    else:
+        picked = positions(a.binary, a.games, a.seed, a.threads)
+    for pos in picked:
         odds = run(a.binary, "evaluate", pos["board"], "--odds", "--json")["odds"]["chances"]
         predicted = {c["tile"]: c["chance"] for c in odds}
         if old:
@@ -107,8 +166,10 @@ def main():
             finished = pos["continuations"]
             pos = {k: pos[k] for k in ("game", "move", "label", "board")}
         else:
+            # Each continuation ends when it makes 32768: the last tile counted here, so nothing after it is needed.
             cont = run(a.binary, "simulate", "--board", pos["board"], "--games", str(a.continuations),
-                       "--seed", str(a.seed * 1000 + len(rows)), "--threads", str(a.threads), "--json")["summary"]
+                       "--until-tile", "32768", "--seed", str(a.seed * 1000 + len(rows)), "--threads", str(a.threads),
+                       "--json")["summary"]
             observed = {r["tile"]: r["rate"] for r in cont["reach"]}
             finished = cont["finished"]
         row = dict(pos, continuations=finished,
@@ -131,14 +192,22 @@ def main():
                       "sampling_alone_p95": p95, "passes": bool(errs) and mean(errs) <= p95,
                       "mean_predicted": mean([r["tiles"][t]["predicted"] for r in rows if r["tiles"][t]["predicted"] < 1.0]),
                       "mean_observed": mean([r["tiles"][t]["observed"] for r in rows if r["tiles"][t]["predicted"] < 1.0])}
+        summary[t]["spread"] = spread(rows, t)
         s = summary[t]
         print("%d: %d positions, mean |observed - predicted| %.3f, sampling alone %.3f (95th percentile %.3f): %s; "
               "mean predicted %.3f, observed %.3f"
               % (t, s["positions"], s["mean_abs_error"], s["sampling_alone"], s["sampling_alone_p95"],
                  "passes" if s["passes"] else "misses", s["mean_predicted"], s["mean_observed"]))
+        if s["spread"]:
+            v = s["spread"]
+            print("%d: the true chances' variance across the positions %.5f (95%% upper bound %.5f; raw %.5f): the "
+                  "most any predictor could lower the Brier score below the common rate's %.4f; the model lowers it "
+                  "by %.5f on these continuations"
+                  % (t, v["true_chance_variance"], v["true_chance_variance_p95"], v["true_chance_variance_raw"],
+                     v["brier_of_common_rate"], v["model_brier_gain"]))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"seed": a.seed, "games": a.games, "continuations": a.continuations,
+            json.dump({"seed": a.seed, "games": a.games, "continuations": a.continuations, "uniform": a.uniform,
                        "positions": rows, "summary": summary}, f, indent=1)
 
 

@@ -63,6 +63,17 @@ pub const MAX_MOVES: Field = Field {
     absent: Absent::Said("until game over"),
     flag_default: FlagDefault::Absent,
 };
+/// `until_tile`: end each game when it makes this tile.
+pub const UNTIL_TILE: Field = Field {
+    name: "until_tile",
+    flag: "until-tile",
+    value_name: "TILE",
+    help: "End each game when it makes this tile (a power of two from 4 to 131072): a run that asks only whether \
+           games reach it need not play on",
+    accepts: Accepts::Whole { min: 4, max: 131_072 },
+    absent: Absent::Said("until game over"),
+    flag_default: FlagDefault::Absent,
+};
 /// `trace`: record every move.
 pub const TRACE: Field = Field {
     name: "trace",
@@ -105,6 +116,7 @@ pub const SIMULATE: &[&Field] = &[
     &FIRST_GAME,
     &SEED,
     &MAX_MOVES,
+    &UNTIL_TILE,
     &TRACE,
     &PARALLEL_GAMES,
     &BUDGET_CLOCK,
@@ -154,6 +166,8 @@ pub struct SimulateRequest {
     /// The run's seed (each move's search is seeded from it).
     pub seed: u64,
     pub max_moves: Option<u64>,
+    /// End each game when its largest tile reaches this (a power of two).
+    pub until_tile: Option<u32>,
     pub trace: bool,
     /// Games played in parallel: the request's `threads` (here they do not split one search, they play games).
     pub parallel_games: usize,
@@ -208,6 +222,16 @@ impl SimulateRequest {
             }
             m => m,
         };
+        let until_tile = match UNTIL_TILE.read_whole(map, &mut problems) {
+            Some(t) if !t.is_power_of_two() => {
+                problems.push(
+                    UNTIL_TILE.pointer(),
+                    format!("until_tile {t} is not a tile: a power of two from 4 to 131072"),
+                );
+                None
+            }
+            t => t.and_then(|t| u32::try_from(t).ok()),
+        };
         let trace = TRACE.read_bool(map, &mut problems).unwrap_or(false);
         let max_parallel = bounds.search.max_threads;
         let parallel_games = PARALLEL_GAMES
@@ -233,6 +257,7 @@ impl SimulateRequest {
             first_game,
             seed,
             max_moves,
+            until_tile,
             trace,
             parallel_games,
             search,
@@ -256,6 +281,7 @@ impl SimulateRequest {
             start: self.start,
             first_game: self.first_game,
             max_moves: self.max_moves,
+            until_tile: self.until_tile,
             threads: self.parallel_games,
             trace: self.trace,
             total_moves: limits.total_moves,

@@ -587,11 +587,18 @@ mod tests {
     /// their moves and on boards some of whose children have no legal move.
     #[test]
     fn leaves_valued_together_equal_the_leaves_one_by_one() {
-        let shape = Shape::new(vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![0, 4, 8, 12], vec![1, 5, 9, 13]], vec![0])
-            .expect("a valid shape");
+        let shape = Shape::new(
+            vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![0, 4, 8, 12], vec![1, 5, 9, 13]],
+            vec![0],
+        )
+        .expect("a valid shape");
         let mut rng = Rng::new(3);
-        let weights = (0..shape.weight_count()).map(|_| (rng.below(2001) as f32 - 1000.0) * 0.37).collect();
-        let eval = NTupleEvaluator::new(Arc::new(Network::from_weights(shape, weights).expect("the shape's count")));
+        let weights = (0..shape.weight_count())
+            .map(|_| (rng.below(2001) as f32 - 1000.0) * 0.37)
+            .collect();
+        let eval = NTupleEvaluator::new(Arc::new(
+            Network::from_weights(shape, weights).expect("the shape's count"),
+        ));
         // Ends with a board one of whose children is dead: a 2 in its last cell leaves a full board without pairs.
         let dead = Board(0x1212_2121_1212_2120);
         let boards = (0..3000)

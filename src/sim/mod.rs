@@ -6,7 +6,7 @@
 //! The search's own random choices (`sample_cells`) are seeded per move by [`move_seed`]`(game seed, move number)`,
 //! so they never touch the spawn stream. Each move: search the board, play the chosen direction, spawn (on the fast
 //! [`Board`](crate::engine::Board) whenever it holds the board, else on [`Tiles`]; both draw the spawn the same way,
-//! so the game is the same). A game ends at game over, after `max_moves`, or when the run stops (it is then reported
+//! so the game is the same). A game ends at game over, after `max_moves`, when its largest tile reaches `until_tile`, or when the run stops (it is then reported
 //! `finished: false`, with the moves played so far). A run can be played in chunks (`first_game`): the games of
 //! chunks `0..100` and `100..300` are the games of the whole run `0..300`, as long as the search is bounded by depth.
 //!
@@ -74,6 +74,8 @@ pub struct SimConfig {
     pub start: Option<Tiles>,
     /// End a game after this many moves (it still counts as finished).
     pub max_moves: Option<u64>,
+    /// End a game when its largest tile reaches this (it still counts as finished).
+    pub until_tile: Option<u32>,
     /// Stop the run after this many moves over all its games (the games cut are `finished: false`).
     pub total_moves: Option<u64>,
     /// Stop the run this long after it started, cutting the search under way (the games cut are `finished: false`).
@@ -109,6 +111,7 @@ impl SimConfig {
             seed,
             start: None,
             max_moves: None,
+            until_tile: None,
             total_moves: None,
             time_limit: None,
             evaluator,
@@ -298,7 +301,7 @@ fn play_in_run(
     let mut unreported = 0u64;
 
     let finished = loop {
-        if config.max_moves.is_some_and(|m| moves >= m) {
+        if config.max_moves.is_some_and(|m| moves >= m) || config.until_tile.is_some_and(|t| max_tile >= t) {
             break true;
         }
         if stop.is_stopped() {

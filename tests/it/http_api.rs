@@ -726,6 +726,65 @@ async fn simulate_json_and_ndjson_stream() {
         .contains("--max-sim-moves"));
 }
 
+/// `until_tile` ends each game when it makes the tile: the same game as without it up to that move (its final board
+/// is the board the whole game had then), finished, not over; a number that is not a tile is refused at its field.
+#[tokio::test]
+async fn simulate_until_tile_ends_each_game_at_the_tile() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let request = json!({"games": 3, "seed": 5, "depth": 1, "trace": true});
+    let (status, whole) = post(&server, "/simulate", request).await;
+    assert_eq!(status, 200, "{whole}");
+    let (status, cut) = post(
+        &server,
+        "/simulate",
+        json!({"games": 3, "seed": 5, "depth": 1, "until_tile": 32}),
+    )
+    .await;
+    assert_eq!(status, 200, "{cut}");
+    for (w, c) in whole["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(cut["games"].as_array().unwrap())
+    {
+        assert!(
+            w["max_tile"].as_u64().unwrap() > 32,
+            "every game of this seed goes past 32: {w}"
+        );
+        assert_eq!(c["max_tile"], 32, "{c}");
+        let moves = c["moves"].as_u64().unwrap() as usize;
+        let trace = w["trace"].as_array().unwrap();
+        assert!(moves < trace.len(), "{c}");
+        assert_eq!(
+            c["final_board"], trace[moves]["board"],
+            "the whole game's board after as many moves"
+        );
+        let before = trace[moves - 1]["board"].as_array().unwrap().iter().flatten_max();
+        assert!(before < 32, "the game stops at the move that first made 32, not later");
+        assert_eq!(c["finished"], true);
+        assert_eq!(c["game_over"], false);
+    }
+    for bad in [json!(3000), json!(2), json!(262_144)] {
+        let (status, body) = post(&server, "/simulate", json!({"games": 1, "depth": 1, "until_tile": bad})).await;
+        assert_eq!(status, 422, "{body}");
+        assert_eq!(body["errors"][0]["pointer"], "/until_tile", "{body}");
+    }
+}
+
+/// The largest number in rows of JSON numbers.
+trait FlattenMax {
+    fn flatten_max(self) -> u64;
+}
+
+impl<'a, I: Iterator<Item = &'a Value>> FlattenMax for I {
+    fn flatten_max(self) -> u64 {
+        self.flat_map(|row| row.as_array().into_iter().flatten())
+            .filter_map(Value::as_u64)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 #[tokio::test]
 async fn simulate_seed_is_one_field_with_one_problem() {
     let server = TestServer::start(ServerConfig::default()).await;
