@@ -77,32 +77,50 @@ def uniform_positions(binary, games, seed, threads, per_game):
     return picked
 
 
-def spread(rows, t, draws=10_000):
+def spread(rows, t, draws=2000):
     """How far apart the true chances of tile `t` at these positions are, from their observed rates: the variance
     of the observed rates less what sampling alone adds (each rate's k/n variance, estimated without bias by
-    o (1 - o) / (n - 1)), with a 95% upper bound from resampling the positions. It is the most any predictor, even
-    one that knew each position's true chance, could lower the Brier score below predicting these positions' common
-    rate (Brier of the common rate - Brier of the true chances = the variance of the true chances). Beside it, what
-    the model's predictions gain over the common rate on the same continuations (the Brier score of a prediction p
-    against n outcomes with rate o is (p - o)^2 + o (1 - o), so the difference is the squared errors' difference)."""
+    o (1 - o) / (n - 1)). It is the most any predictor, even one that knew each position's true chance, could lower
+    the Brier score below predicting these positions' common rate (Brier of the common rate - Brier of the true
+    chances = the variance of the true chances). With a 95% upper bound: the largest variance V under which, true
+    chances drawn from a beta distribution of the observed mean and variance V and continuations played as many
+    times, an estimate as low as this one comes at least one time in twenty. Beside it, what the model's
+    predictions gain over the common rate on the same continuations (the Brier score of a prediction p against n
+    outcomes with rate o is (p - o)^2 + o (1 - o), so the difference is the squared errors' difference)."""
     cases = [(r["tiles"][t]["predicted"], r["tiles"][t]["observed"], r["continuations"]) for r in rows
              if r["tiles"][t]["predicted"] < 1.0 and r["continuations"] > 1]
     if len(cases) < 2:
         return None
 
     def estimate(sample):
-        obs = [o for _, o, _ in sample]
+        obs = [o for o, _ in sample]
         mean = sum(obs) / len(obs)
         between = sum((o - mean) ** 2 for o in obs) / (len(obs) - 1)
-        within = sum(o * (1 - o) / (n - 1) for _, o, n in sample) / len(sample)
+        within = sum(o * (1 - o) / (n - 1) for o, n in sample) / len(sample)
         return between - within, mean
 
-    var, mean = estimate(cases)
+    var, mean = estimate([(o, n) for _, o, n in cases])
     rng = random.Random(20482)
-    boots = sorted(estimate([rng.choice(cases) for _ in cases])[0] for _ in range(draws))
+
+    def low_share(v):
+        """The share of simulated estimates at most `var` when the true chances' variance is `v`."""
+        k = mean * (1 - mean) / v - 1 if v > 0 else None
+        low = 0
+        for _ in range(draws):
+            sample = []
+            for _, _, n in cases:
+                q = rng.betavariate(mean * k, (1 - mean) * k) if k else mean
+                sample.append((sum(rng.random() < q for _ in range(n)) / n, n))
+            low += estimate(sample)[0] <= var
+        return low / draws
+
+    # The bound on a grid of variances (steps of 0.0005 up to the largest a chance in [0, 1] allows).
+    bound, v = 0.0, 0.0005
+    while v < mean * (1 - mean) and low_share(v) >= 0.05:
+        bound, v = v, v + 0.0005
     gain = sum((mean - o) ** 2 - (p - o) ** 2 for p, o, _ in cases) / len(cases)
     return {"positions": len(cases), "mean_observed": mean, "true_chance_variance": max(var, 0.0),
-            "true_chance_variance_raw": var, "true_chance_variance_p95": max(boots[int(0.95 * draws)], 0.0),
+            "true_chance_variance_raw": var, "true_chance_variance_p95": bound,
             "brier_of_common_rate": mean * (1 - mean), "model_brier_gain": gain}
 
 

@@ -47,16 +47,29 @@ pub(crate) trait Position: Copy + PartialEq {
         cells: &[u8],
         eval: &E,
         reward_weight: f64,
-        mut cache: Option<&mut TranspositionTable>,
+        cache: Option<&mut TranspositionTable>,
         out: &mut [Option<f64>; 32],
     ) {
-        for (j, &i) in cells.iter().enumerate().take(16) {
-            out[2 * j] = self.place(i, 1).best_leaf(eval, reward_weight, cache.as_deref_mut());
-            out[2 * j + 1] = self.place(i, 2).best_leaf(eval, reward_weight, cache.as_deref_mut());
-        }
+        leaves_one_by_one(self, cells, eval, reward_weight, cache, out);
     }
     /// Transposition key, `None` when this type does not use the table.
     fn tt_key(self) -> Option<u64>;
+}
+
+/// [`Position::best_leaves_of_spawns`] leaf by leaf: `best_leaf` on each board in turn.
+#[inline(always)]
+fn leaves_one_by_one<P: Position, E: Evaluator>(
+    board: P,
+    cells: &[u8],
+    eval: &E,
+    reward_weight: f64,
+    mut cache: Option<&mut TranspositionTable>,
+    out: &mut [Option<f64>; 32],
+) {
+    for (j, &i) in cells.iter().enumerate().take(16) {
+        out[2 * j] = board.place(i, 1).best_leaf(eval, reward_weight, cache.as_deref_mut());
+        out[2 * j + 1] = board.place(i, 2).best_leaf(eval, reward_weight, cache.as_deref_mut());
+    }
 }
 
 impl Position for Board {
@@ -174,11 +187,8 @@ impl Position for Board {
         out: &mut [Option<f64>; 32],
     ) {
         if reward_weight == 0.0 {
-            for (j, &i) in cells.iter().enumerate().take(16) {
-                out[2 * j] = self.place(i, 1).best_leaf(eval, reward_weight, cache.as_deref_mut());
-                out[2 * j + 1] = self.place(i, 2).best_leaf(eval, reward_weight, cache.as_deref_mut());
-            }
-            return;
+            // No rewards (the heuristic profiles): `best_leaf` keeps no cache of values there; leaf by leaf.
+            return leaves_one_by_one(self, cells, eval, reward_weight, cache, out);
         }
         // Every leaf's moves first; the values of their boards from the cache, the others gathered four at a time
         // (a full call of the evaluator, whose lookups then overlap across leaves) and stored; then each leaf's best
