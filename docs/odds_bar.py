@@ -158,19 +158,26 @@ def main():
     p.add_argument("--continuations", type=int, default=40)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json")
-    p.add_argument("--observed", help="reuse the positions and observed rates of this earlier output")
+    p.add_argument("--observed", nargs="+", metavar="OLD.json",
+                   help="reuse the positions and observed rates of this earlier output (several: pooled, each "
+                        "position still counted with its own continuations)")
     p.add_argument("--uniform", type=int, metavar="N",
                    help="instead of the milestones, N positions of each game drawn uniformly among its moves whose "
                         "board lacks 32768 (the positions an odds check counts for that tile)")
     a = p.parse_args()
     old = None
     if a.observed:
-        with open(a.observed) as f:
-            old = json.load(f)
-        a.seed, a.games, a.continuations = old["seed"], old["games"], old["continuations"]
+        olds = []
+        for path in a.observed:
+            with open(path) as f:
+                olds.append(json.load(f))
+        # One file: its run's figures as they were; several: each figure a list, one per file, in order.
+        pick = (lambda key: olds[0].get(key)) if len(olds) == 1 else (lambda key: [o.get(key) for o in olds])
+        a.seed, a.games, a.continuations, a.uniform = pick("seed"), pick("games"), pick("continuations"), pick("uniform")
+        old = {"positions": [dict(pos, run=o["seed"]) if len(olds) > 1 else pos
+                             for o in olds for pos in o["positions"]]}
     rows = []
     if old:
-        a.uniform = old.get("uniform")
         picked = old["positions"]
     elif a.uniform:
         picked = uniform_positions(a.binary, a.games, a.seed, a.threads, a.uniform)
@@ -182,7 +189,7 @@ def main():
         if old:
             observed = {int(t): v["observed"] for t, v in pos["tiles"].items()}
             finished = pos["continuations"]
-            pos = {k: pos[k] for k in ("game", "move", "label", "board")}
+            pos = {k: pos[k] for k in ("run", "game", "move", "label", "board") if k in pos}
         else:
             # Each continuation ends when it makes 32768: the last tile counted here, so nothing after it is needed.
             cont = run(a.binary, "simulate", "--board", pos["board"], "--games", str(a.continuations),
