@@ -87,6 +87,12 @@ impl TranspositionTable {
         ((self.entries.len() + self.leaves.len()) * std::mem::size_of::<Entry>()) as u64
     }
 
+    /// The most bytes a table of 2^`bits` entries holds: its entries and, once a search has asked for it, its
+    /// leaf-value cache.
+    pub fn most_bytes(bits: u8) -> u64 {
+        (((1usize << bits.clamp(4, 30)) + (1 << LEAF_BITS)) * std::mem::size_of::<Entry>()) as u64
+    }
+
     /// Number of entries.
     pub fn capacity(&self) -> u64 {
         1 << self.bits

@@ -6,7 +6,9 @@ use advisor2048::eval::classic::{self, ClassicWeights};
 use advisor2048::eval::tuned::{self, TunedWeights};
 use advisor2048::eval::EvaluatorKind;
 use advisor2048::search::reference::{root_values_reference, ReferenceParams};
-use advisor2048::search::{search, Depth, Profile, RunSettings, SearchOutcome, SearchSettings, StopHandle, Terminal};
+use advisor2048::search::{
+    search, Depth, Profile, RunSettings, SearchOutcome, SearchSettings, StopHandle, Terminal, TranspositionTable,
+};
 use proptest::prelude::*;
 
 const EXAMPLE: [[i64; 4]; 4] = [[0, 0, 2, 2], [0, 4, 8, 16], [2, 4, 8, 32], [128, 64, 32, 1024]];
@@ -313,7 +315,12 @@ fn transposition_tables_are_kept_and_reused_not_allocated_per_thread() {
         assert_eq!(outcome.values, expected.values);
         let (spares, bytes) = advisor2048::search::spare_tables();
         assert!(spares <= limit, "{spares} spare tables (limit {limit})");
-        assert!(bytes <= (limit as u64 * 16) << advisor2048::search::DEFAULT_TT_BITS);
+        // Tests running beside this one return tables too, some with the leaf-value cache a learned search adds.
+        let most = TranspositionTable::most_bytes(advisor2048::search::DEFAULT_TT_BITS);
+        assert!(
+            bytes <= limit as u64 * most,
+            "{bytes} bytes in {spares} spare tables (limit {limit} of {most})"
+        );
     }
     // A 1-ply search takes no table.
     let greedy = SearchSettings {
