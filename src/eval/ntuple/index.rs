@@ -485,6 +485,16 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         // size as literals (a loop over the tuples kept them in memory, with a bounds check per lookup).
         // SAFETY (each): `PEXT` only where the caller's processor has BMI2.
         unsafe {
+            // Every lookup's slot asked for first, then read: the loads' waits overlap instead of queueing behind
+            // the sums (each index is worked out twice; with `pext` that is two instructions).
+            Self::prefetch_tuple::<0, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<1, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<2, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<3, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<4, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<5, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<6, N, PEXT>(bits, base, count, &syms);
+            Self::prefetch_tuple::<7, N, PEXT>(bits, base, count, &syms);
             Self::add_tuple::<0, N, PEXT>(bits, base, count, &syms, &mut sums);
             Self::add_tuple::<1, N, PEXT>(bits, base, count, &syms, &mut sums);
             Self::add_tuple::<2, N, PEXT>(bits, base, count, &syms, &mut sums);
@@ -498,8 +508,48 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         sums
     }
 
+    /// Tuple `I`'s index on `board` (one of a board's symmetries), below its table's size: with `PEXT`, one `pext`
+    /// when the tuple's cells ascend, else its rotations and masks.
+    ///
+    /// # Safety
+    /// With `PEXT`, the processor has BMI2.
+    #[inline(always)]
+    unsafe fn index_of<const I: usize, const PEXT: bool>(board: u64) -> usize {
+        let tuple = S::SET.tuples[I];
+        if PEXT && tuple.packed != 0 {
+            // SAFETY: the caller's processor has BMI2 when `PEXT`. The mask (the table's size less one, the very bits
+            // `pext` fills) tells the compiler the index is in the table: no bounds check.
+            (unsafe { pext(board, tuple.packed) } & (S::SET.sizes[I] as u64 - 1)) as usize
+        } else {
+            tuple.index(board) as usize
+        }
+    }
+
+    /// Asks for the table slots of tuple `I`'s 8 lookups of each board (see [`super::prefetch`]).
+    ///
+    /// # Safety
+    /// With `PEXT`, the processor has BMI2.
+    #[inline(always)]
+    unsafe fn prefetch_tuple<const I: usize, const N: usize, const PEXT: bool>(
+        bits: &[u16],
+        base: usize,
+        count: usize,
+        syms: &[[u64; 8]; N],
+    ) {
+        if I >= T || I >= count {
+            return;
+        }
+        let table = &bits[base + S::SET.offsets[I]..][..S::SET.sizes[I]];
+        for sym in syms {
+            for &b in sym {
+                // SAFETY: as the caller's.
+                super::prefetch(table, unsafe { Self::index_of::<I, PEXT>(b) });
+            }
+        }
+    }
+
     /// Adds tuple `I`'s 8 lookups of each board to that board's sum (nothing when the set has no tuple `I`, or the
-    /// stage reads only the first `count`); with `PEXT`, by one `pext` a lookup when the tuple's cells ascend.
+    /// stage reads only the first `count`).
     ///
     /// # Safety
     /// With `PEXT`, the processor has BMI2.
@@ -514,21 +564,12 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         if I >= T || I >= count {
             return;
         }
-        let tuple = S::SET.tuples[I];
         let table = &bits[base + S::SET.offsets[I]..][..S::SET.sizes[I]];
         // Symmetry s of every board, then s + 1 (the boards side by side, as the sums are).
         #[allow(clippy::needless_range_loop)]
         for s in 0..8 {
-            let h: [u16; N] = std::array::from_fn(|k| {
-                let index = if PEXT && tuple.packed != 0 {
-                    // SAFETY: the caller's processor has BMI2 when `PEXT`. The mask (the table's size less one, the
-                    // very bits `pext` fills) tells the compiler the index is in the table: no bounds check.
-                    unsafe { pext(syms[k][s], tuple.packed) & (S::SET.sizes[I] as u64 - 1) }
-                } else {
-                    tuple.index(syms[k][s])
-                };
-                table[index as usize]
-            });
+            // SAFETY: as the caller's.
+            let h: [u16; N] = std::array::from_fn(|k| table[unsafe { Self::index_of::<I, PEXT>(syms[k][s]) }]);
             for (sum, h) in sums.iter_mut().zip(h) {
                 *sum += f16_to_f32_scaled_down(h);
             }
