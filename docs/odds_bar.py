@@ -5,7 +5,8 @@ Plays GAMES traced games of the default play (seed SEED, a run the docs use nowh
 positions where it first held 8192 and 16384 and the one 3,000 moves after its first 16384, asks `evaluate --odds` for
 the predicted chances of 16384 and 32768, and continues each position CONT times with `simulate --board` (the default
 play, fresh spawns, each continuation ended when it makes 32768: `--until-tile 32768`). With `--uniform N` the positions
-are instead N per game drawn uniformly among its moves whose board lacks 32768, and the summary adds how far apart the
+are instead N per game drawn uniformly among its moves whose board lacks 32768 (with `--holding 16384`, and holds
+16384: the late game), and the summary adds how far apart the
 positions' true chances are (the most any predictor could gain on the Brier score over them). Prints, per position and tile, the predicted chance against the observed rate with its standard
 error, then the mean absolute error against what CONT continuations allow: the mean of |observed - predicted| that
 sampling alone gives when every prediction is right, and the 95th percentile of that mean over 100,000 draws of
@@ -14,6 +15,7 @@ bar passes for a tile when its error is within the percentile.
 
     python3 docs/odds_bar.py BINARY --games 4 --seed 8118 --continuations 40 --threads 2 [--json OUT]
     python3 docs/odds_bar.py BINARY --games 10 --seed 5151 --uniform 4 --continuations 20 --threads 2 [--json OUT]
+    python3 docs/odds_bar.py BINARY --games 40 --seed 7117 --uniform 1 --holding 16384 --continuations 20 --threads 2
 
 With `--observed OLD.json` (an earlier run's output) the positions and observed rates are read from it and only the
 predictions are asked again: for a new odds model of the same default play, whose continuations (seeded, searched
@@ -60,16 +62,18 @@ def positions(binary, games, seed, threads):
     return picked
 
 
-def uniform_positions(binary, games, seed, threads, per_game):
-    """`per_game` positions of each traced game, drawn uniformly (seeded) among its moves whose board lacks 32768:
-    a sample of the positions an odds check counts for that tile, at every stage of the game."""
+def uniform_positions(binary, games, seed, threads, per_game, holding=None):
+    """`per_game` positions of each traced game, drawn uniformly (seeded) among its moves whose board lacks 32768
+    (and, with `holding`, holds that tile): a sample of the positions an odds check counts for that tile, at every
+    stage of the game or, with `holding`, at the stage that tile begins."""
     report = run(binary, "simulate", "--games", str(games), "--seed", str(seed), "--threads", str(threads),
                  "--trace", "--json")
     rng = random.Random(seed)
     picked = []
     for g in report["games"]:
         trace = g["trace"]
-        lacking = [i for i, step in enumerate(trace) if max(v for row in step["board"] for v in row) < 32768]
+        tops = [max(v for row in step["board"] for v in row) for step in trace]
+        lacking = [i for i, top in enumerate(tops) if top < 32768 and (holding is None or top >= holding)]
         for i in sorted(rng.sample(lacking, min(per_game, len(lacking)))):
             top = max(v for row in trace[i]["board"] for v in row)
             picked.append({"game": g["index"], "move": i, "label": "uniform, largest %d" % top,
@@ -164,7 +168,12 @@ def main():
     p.add_argument("--uniform", type=int, metavar="N",
                    help="instead of the milestones, N positions of each game drawn uniformly among its moves whose "
                         "board lacks 32768 (the positions an odds check counts for that tile)")
+    p.add_argument("--holding", type=int, metavar="TILE",
+                   help="with --uniform: only among the moves whose board holds TILE (e.g. 16384: the late game, "
+                        "where the boards' chances of 32768 differ most)")
     a = p.parse_args()
+    if a.holding and not a.uniform:
+        p.error("--holding goes with --uniform")
     old = None
     if a.observed:
         olds = []
@@ -174,13 +183,14 @@ def main():
         # One file: its run's figures as they were; several: each figure a list, one per file, in order.
         pick = (lambda key: olds[0].get(key)) if len(olds) == 1 else (lambda key: [o.get(key) for o in olds])
         a.seed, a.games, a.continuations, a.uniform = pick("seed"), pick("games"), pick("continuations"), pick("uniform")
+        a.holding = pick("holding")
         old = {"positions": [dict(pos, run=o["seed"]) if len(olds) > 1 else pos
                              for o in olds for pos in o["positions"]]}
     rows = []
     if old:
         picked = old["positions"]
     elif a.uniform:
-        picked = uniform_positions(a.binary, a.games, a.seed, a.threads, a.uniform)
+        picked = uniform_positions(a.binary, a.games, a.seed, a.threads, a.uniform, a.holding)
     else:
         picked = positions(a.binary, a.games, a.seed, a.threads)
     for pos in picked:
@@ -233,7 +243,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"seed": a.seed, "games": a.games, "continuations": a.continuations, "uniform": a.uniform,
-                       "positions": rows, "summary": summary}, f, indent=1)
+                       "holding": a.holding, "positions": rows, "summary": summary}, f, indent=1)
 
 
 if __name__ == "__main__":
