@@ -229,6 +229,9 @@ def main():
                       "mean_observed": mean([r["tiles"][t]["observed"] for r in rows if r["tiles"][t]["predicted"] < 1.0])}
         summary[t]["spread"] = spread(rows, t)
         s = summary[t]
+        if not s["positions"]:
+            print("%d: no position lacks it" % t)
+            continue
         print("%d: %d positions, mean |observed - predicted| %.3f, sampling alone %.3f (95th percentile %.3f): %s; "
               "mean predicted %.3f, observed %.3f"
               % (t, s["positions"], s["mean_abs_error"], s["sampling_alone"], s["sampling_alone_p95"],
