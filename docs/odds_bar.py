@@ -6,12 +6,12 @@ positions where it first held 8192 and 16384 and the one 3,000 moves after its f
 the predicted chances of 16384 and 32768, and continues each position CONT times with `simulate --board` (the default
 play, fresh spawns, each continuation ended when it makes 32768: `--until-tile 32768`). With `--uniform N` the positions
 are instead N per game drawn uniformly among its moves whose board lacks 32768 (with `--holding 16384`, and holds
-16384: the late game), and the summary adds how far apart the
-positions' true chances are (the most any predictor could gain on the Brier score over them). Prints, per position and tile, the predicted chance against the observed rate with its standard
-error, then the mean absolute error against what CONT continuations allow: the mean of |observed - predicted| that
-sampling alone gives when every prediction is right, and the 95th percentile of that mean over 100,000 draws of
-the same continuations (a right model exceeds the mean half of the time, the percentile one time in twenty). The
-bar passes for a tile when its error is within the percentile.
+16384: the late game), and the summary adds how far apart the positions' true chances are (the most any predictor
+could gain on the Brier score over them). Prints, per position and tile, the predicted chance against the observed
+rate with its standard error, then the mean absolute error against what CONT continuations allow: the mean of
+|observed - predicted| that sampling alone gives when every prediction is right, and the 95th percentile of that
+mean over 100,000 draws of the same continuations (a right model exceeds the mean half of the time, the percentile
+one time in twenty). The bar passes for a tile when its error is within the percentile.
 
     python3 docs/odds_bar.py BINARY --games 4 --seed 8118 --continuations 40 --threads 2 [--json OUT]
     python3 docs/odds_bar.py BINARY --games 10 --seed 5151 --uniform 4 --continuations 20 --threads 2 [--json OUT]
@@ -75,8 +75,7 @@ def uniform_positions(binary, games, seed, threads, per_game, holding=None):
         tops = [max(v for row in step["board"] for v in row) for step in trace]
         lacking = [i for i, top in enumerate(tops) if top < 32768 and (holding is None or top >= holding)]
         for i in sorted(rng.sample(lacking, min(per_game, len(lacking)))):
-            top = max(v for row in trace[i]["board"] for v in row)
-            picked.append({"game": g["index"], "move": i, "label": "uniform, largest %d" % top,
+            picked.append({"game": g["index"], "move": i, "label": "uniform, largest %d" % tops[i],
                            "board": hex_board(trace[i]["board"])})
     return picked
 

@@ -6,9 +6,10 @@
 //! The search's own random choices (`sample_cells`) are seeded per move by [`move_seed`]`(game seed, move number)`,
 //! so they never touch the spawn stream. Each move: search the board, play the chosen direction, spawn (on the fast
 //! [`Board`](crate::engine::Board) whenever it holds the board, else on [`Tiles`]; both draw the spawn the same way,
-//! so the game is the same). A game ends at game over, after `max_moves`, when its largest tile reaches `until_tile`, or when the run stops (it is then reported
-//! `finished: false`, with the moves played so far). A run can be played in chunks (`first_game`): the games of
-//! chunks `0..100` and `100..300` are the games of the whole run `0..300`, as long as the search is bounded by depth.
+//! so the game is the same). A game ends at game over, after `max_moves`, when its largest tile reaches
+//! `until_tile`, or when the run stops (it is then reported `finished: false`, with the moves played so far). A run
+//! can be played in chunks (`first_game`): the games of chunks `0..100` and `100..300` are the games of the whole run
+//! `0..300`, as long as the search is bounded by depth.
 //!
 //! # Run-wide limits
 //! The run stops when the [`StopHandle`] trips, when `total_moves` moves have been played over all its games, or at

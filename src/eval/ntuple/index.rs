@@ -446,12 +446,12 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
     /// the four sums in one vector register, converting and adding four weights per instruction (each board's sum
     /// still adds its own weights one by one, in order), which takes 27% fewer instructions per board than one
     /// board at a time; two or three boards get no such vector code (a caller with three passes a fourth copy).
-    /// Never inlined: inside a caller that also holds the generic path, the compiler merged the two and kept every
-    /// index on the stack.
+    /// The work itself is never inlined: inside a caller that also holds the generic path, the compiler merged the
+    /// two and kept every index on the stack.
     ///
     /// Where [`pext_is_fast`], a tuple whose cells ascend gets its index by one `pext` of its cells instead of its
-    /// rotations and masks (the same index, as the ziap/2048-tdl anchor computes it): 2-5 instructions fewer a
-    /// lookup.
+    /// rotations and masks (the same index): 2-5 instructions fewer a lookup. Every lookup's slot is asked for before
+    /// any is read, so the reads' waits overlap.
     #[inline(always)]
     pub fn sums_f16<const N: usize>(&self, bits: &[u16], stage: usize, boards: [(Board, Board); N]) -> [f32; N] {
         if self.pext {
@@ -525,6 +525,16 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         }
     }
 
+    /// Tuple `I`'s table in the stage whose weights begin at `base`: `None` when the set has no tuple `I` or the
+    /// stage reads only the first `count`.
+    #[inline(always)]
+    fn table_of<const I: usize>(bits: &[u16], base: usize, count: usize) -> Option<&[u16]> {
+        if I >= T || I >= count {
+            return None;
+        }
+        Some(&bits[base + S::SET.offsets[I]..][..S::SET.sizes[I]])
+    }
+
     /// Asks for the table slots of tuple `I`'s 8 lookups of each board (see [`super::prefetch`]).
     ///
     /// # Safety
@@ -536,10 +546,9 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         count: usize,
         syms: &[[u64; 8]; N],
     ) {
-        if I >= T || I >= count {
+        let Some(table) = Self::table_of::<I>(bits, base, count) else {
             return;
-        }
-        let table = &bits[base + S::SET.offsets[I]..][..S::SET.sizes[I]];
+        };
         for sym in syms {
             for &b in sym {
                 // SAFETY: as the caller's.
@@ -561,10 +570,9 @@ impl<S: FixedSet<T>, const T: usize> Fixed<S, T> {
         syms: &[[u64; 8]; N],
         sums: &mut [f32; N],
     ) {
-        if I >= T || I >= count {
+        let Some(table) = Self::table_of::<I>(bits, base, count) else {
             return;
-        }
-        let table = &bits[base + S::SET.offsets[I]..][..S::SET.sizes[I]];
+        };
         // Symmetry s of every board, then s + 1 (the boards side by side, as the sums are).
         #[allow(clippy::needless_range_loop)]
         for s in 0..8 {
