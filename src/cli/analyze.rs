@@ -145,7 +145,7 @@ fn write_review(out: &mut impl Write, answer: &AnalyzeResponse) -> anyhow::Resul
         s.profile,
         s.evaluator,
         s.target_depth,
-        node_budget_words(s.node_budget),
+        node_budget_words(s.node_budget, s.late_weight),
         s.elapsed_ms / 1e3
     )?;
     writeln!(
@@ -211,7 +211,7 @@ fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<
             "reach odds (network {}, depth {}{}): no move lost any chance of the next milestones",
             play.network,
             play.depth,
-            node_budget_words(play.node_budget)
+            node_budget_words(play.node_budget, play.late_weight)
         )?;
         return Ok(());
     }
@@ -220,7 +220,7 @@ fn write_odds_losses(out: &mut impl Write, odds: &ReviewOdds) -> anyhow::Result<
         "\nlargest odds losses (the default play's chance of the next milestones; network {}, depth {}{}):",
         play.network,
         play.depth,
-        node_budget_words(play.node_budget)
+        node_budget_words(play.node_budget, play.late_weight)
     )?;
     for l in &odds.largest_losses {
         writeln!(

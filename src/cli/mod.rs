@@ -549,7 +549,7 @@ fn best_move(args: &BestMoveArgs) -> anyhow::Result<ExitCode> {
         s.evaluator,
         s.depth,
         s.target_depth,
-        node_budget_words(s.node_budget),
+        node_budget_words(s.node_budget, s.late_weight),
         s.nodes,
         s.tt_hits,
         s.elapsed_ms,

@@ -106,6 +106,8 @@ pub struct SearchInfo {
     pub target_depth: u32,
     /// The search's node budget (`None`: searched to `target_depth`, or as deep as its time budget allowed).
     pub node_budget: Option<u64>,
+    /// The node budget's (or a game's time budget's) weight on boards on the run to 32768.
+    pub late_weight: f64,
     pub nodes: u64,
     pub tt_hits: u64,
     pub elapsed_ms: f64,
@@ -164,6 +166,7 @@ impl BestMoveResponse {
                 depth: outcome.stats.depth,
                 target_depth: outcome.stats.target_depth,
                 node_budget: settings.node_budget,
+                late_weight: settings.late_weight,
                 nodes: outcome.stats.nodes,
                 tt_hits: outcome.stats.tt_hits,
                 elapsed_ms: outcome.stats.elapsed.as_secs_f64() * 1e3,

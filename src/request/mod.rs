@@ -116,6 +116,23 @@ pub const NODE_BUDGET: Field = Field {
     absent: Absent::Said("the profile's (learned: 40000), none when depth or the time budget is given"),
     flag_default: FlagDefault::Absent,
 };
+/// The largest late weight a request may ask for.
+pub const MAX_LATE_WEIGHT: f64 = 100.0;
+/// `late_weight`: 1 unless given.
+pub const LATE_WEIGHT: Field = Field {
+    name: "late_weight",
+    flag: "late-weight",
+    value_name: "W",
+    help: "How many times the node budget (simulate with a time budget: the time) a board on the run to 32768 \
+           gets (its largest tile 16384: where most games that make 16384 are won or lost) beside a board as \
+           crowded elsewhere in the game; 1: no more",
+    accepts: Accepts::Below {
+        min: 0.0,
+        below: MAX_LATE_WEIGHT,
+    },
+    absent: Absent::Said("1"),
+    flag_default: FlagDefault::Absent,
+};
 /// `prob_cutoff`.
 pub const PROB_CUTOFF: Field = Field {
     name: "prob_cutoff",
@@ -205,6 +222,7 @@ pub const SEARCH: &[&Field] = &[
     &DEPTH,
     &TIME_BUDGET_MS,
     &NODE_BUDGET,
+    &LATE_WEIGHT,
     &PROB_CUTOFF,
     &REWARD_WEIGHT,
     &TERMINAL,
@@ -436,6 +454,9 @@ fn read_search(
         None if map.contains_key(DEPTH.name) || map.contains_key(TIME_BUDGET_MS.name) => None,
         None => s.node_budget,
     };
+    if let Some(w) = LATE_WEIGHT.read_below(map, problems) {
+        s.late_weight = w;
+    }
     if let Some(p) = PROB_CUTOFF.read_below(map, problems) {
         s.prob_cutoff = p;
     }

@@ -54,6 +54,7 @@ pub fn default_fitted_for(checksum: &str) -> FittedFor {
         },
         prob_cutoff: play.prob_cutoff,
         node_budget: play.node_budget,
+        late_weight: play.late_weight,
     }
 }
 
@@ -114,6 +115,7 @@ pub fn searches_as_default_play(settings: &SearchSettings, evaluator: &Evaluator
         && settings.terminal == play.terminal
         && settings.prob_cutoff == play.prob_cutoff
         && settings.node_budget == play.node_budget
+        && settings.late_weight == play.late_weight
         && settings.sample_cells.is_none()
         && settings.top_k.is_none()
 }

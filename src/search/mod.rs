@@ -26,7 +26,8 @@
 //! With a node budget (`node_budget`) the search deepens iteratively over odd depths 1, 3, 5, ... up to the
 //! requested depth and starts an iteration only when the nodes so far plus its foreseen nodes (the last
 //! iteration's, grown as they grew from the one before) fit the budget weighted by the root board's danger
-//! ([`danger_weight`]); a forced move stops after one ply. Nodes, not time: the depth chosen for a board is the same
+//! ([`danger_weight`]: by its empty cells, and `late_weight` times on the run to 32768); a forced move stops after
+//! one ply. Nodes, not time: the depth chosen for a board is the same
 //! on every machine and every run, and a started iteration always completes (it is not `truncated`).
 //!
 //! # Time, limits and cancellation
@@ -57,7 +58,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use clock::{thread_cpu_time, BudgetClock};
-pub use effort::{danger_weight, node_allowance};
+pub use effort::{danger_weight, node_allowance, LATE_RUN_TILE};
 pub use params::{
     auto_depth, node_budget_words, Depth, ParseDepthError, ParseProfileError, Profile, RunSettings, SearchSettings,
     Terminal,
@@ -342,7 +343,9 @@ fn search_with<E: Evaluator>(
         return outcome;
     }
     // The nodes a node budget lets this board's search plan for, each counted at its evaluator's cost.
-    let node_allowance = settings.node_budget.map(|n| node_allowance(n, tiles, eval.node_cost()));
+    let node_allowance = settings
+        .node_budget
+        .map(|n| node_allowance(n, tiles, settings.late_weight, eval.node_cost()));
     // Iterative deepening over odd depths when there is a budget; the requested depth alone otherwise.
     let deepen = budget_end.is_some() || node_allowance.is_some();
     let shallower = (1..target).step_by(2).filter(|_| deepen);

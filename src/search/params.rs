@@ -184,6 +184,12 @@ pub struct SearchSettings {
     /// not time, so the same board gets the same search on any machine, under any load, on any number of threads;
     /// a started iteration is never cut by it. `None`: search to `depth`.
     pub node_budget: Option<u64>,
+    /// How many times the node budget (or a self-play game's time per move) a board on the run to 32768 gets: one
+    /// whose largest tile is 16384 ([`LATE_RUN_TILE`](super::LATE_RUN_TILE)), where most games that make 16384
+    /// are won or lost. Multiplies the [`danger_weight`](super::danger_weight) of such boards; 1 (every profile's):
+    /// no more than any board as crowded. Twice was measured for the `learned` default and not adopted: it made
+    /// 32768 no more often (docs/strength.md).
+    pub late_weight: f64,
     /// Seeds the random choices of `sample_cells`.
     pub seed: u64,
     /// How the search runs.
@@ -214,13 +220,22 @@ pub struct RunSettings {
 impl SearchSettings {
     /// How deep the search goes, in words: `depth 5`, or `depth 9, node budget 40000`.
     pub fn depth_words(&self) -> String {
-        format!("depth {}{}", self.depth, node_budget_words(self.node_budget))
+        format!(
+            "depth {}{}",
+            self.depth,
+            node_budget_words(self.node_budget, self.late_weight)
+        )
     }
 }
 
-/// `, node budget N` for a search with a node budget, else nothing (appended to a depth in printed summaries).
-pub fn node_budget_words(node_budget: Option<u64>) -> String {
-    node_budget.map_or(String::new(), |n| format!(", node budget {n}"))
+/// `, node budget N` (and `, late weight W` when it is not 1) for a search with a node budget, else nothing
+/// (appended to a depth in printed summaries).
+pub fn node_budget_words(node_budget: Option<u64>, late_weight: f64) -> String {
+    match node_budget {
+        Some(n) if late_weight != 1.0 => format!(", node budget {n}, late weight {late_weight}"),
+        Some(n) => format!(", node budget {n}"),
+        None => String::new(),
+    }
 }
 
 impl Default for SearchSettings {
@@ -234,6 +249,7 @@ impl Default for SearchSettings {
             sample_cells: None,
             top_k: None,
             node_budget: None,
+            late_weight: 1.0,
             seed: 0,
             run: RunSettings::default(),
         }

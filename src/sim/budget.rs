@@ -2,7 +2,8 @@
 //! dangerous.
 //!
 //! A self-play game asked to search with a time budget `B` gives each move an allowance instead of `B` itself:
-//! `B` weighted by the board's danger ([`danger_weight`]: fewer empty cells, more time), plus a share of the time
+//! `B` weighted by the board's danger ([`danger_weight`]: fewer empty cells, more time; more on the run to 32768
+//! by the search's `late_weight`), plus a share of the time
 //! earlier moves left unused (or minus what they overspent). A search stops deepening early when its next iteration
 //! cannot end within its allowance or its move is forced (see `search`), so most moves leave time over; the bank
 //! hands it to the crowded boards, where a deeper search is both cheaper (few empty cells, few spawns) and most
@@ -25,18 +26,24 @@ const ALLOWANCE_RANGE: (f64, f64) = (0.125, 8.0);
 #[derive(Clone, Debug)]
 pub struct GameBudget {
     budget: Duration,
+    /// [`danger_weight`]'s weight on boards on the run to 32768.
+    late_weight: f64,
     /// Time left unused by earlier moves (negative: overspent), in budgets.
     bank: f64,
 }
 
 impl GameBudget {
-    pub fn new(budget: Duration) -> GameBudget {
-        GameBudget { budget, bank: 0.0 }
+    pub fn new(budget: Duration, late_weight: f64) -> GameBudget {
+        GameBudget {
+            budget,
+            late_weight,
+            bank: 0.0,
+        }
     }
 
     /// The time the next move's search may take on `board`.
     pub fn allowance(&self, board: &Tiles) -> Duration {
-        let share = danger_weight(board) + BANK_SHARE * self.bank;
+        let share = danger_weight(board, self.late_weight) + BANK_SHARE * self.bank;
         self.budget.mul_f64(share.clamp(ALLOWANCE_RANGE.0, ALLOWANCE_RANGE.1))
     }
 
@@ -56,7 +63,7 @@ mod tests {
         let crowded = Tiles::from_rows(&[[2, 4, 8, 16], [32, 64, 128, 256], [2, 4, 8, 16], [0, 0, 2, 4]]).unwrap();
         let open = Tiles::from_rows(&[[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 4, 0], [0, 0, 0, 0]]).unwrap();
         let b = Duration::from_millis(1);
-        let mut game = GameBudget::new(b);
+        let mut game = GameBudget::new(b, 1.0);
         assert_eq!(game.allowance(&crowded), b * 2);
         assert_eq!(game.allowance(&open), b / 2);
         // Eight moves that took nothing leave eight budgets in the bank: the next move may draw one more budget.
@@ -69,5 +76,16 @@ mod tests {
             game.spent(b * 10);
         }
         assert_eq!(game.allowance(&crowded), b / 8);
+    }
+
+    #[test]
+    fn a_late_weight_gives_the_run_to_32768_more_of_the_time() {
+        let late = Tiles::from_rows(&[[16384, 4, 8, 16], [32, 64, 128, 256], [2, 4, 8, 16], [0, 0, 2, 4]]).unwrap();
+        let crowded = Tiles::from_rows(&[[2, 4, 8, 16], [32, 64, 128, 256], [2, 4, 8, 16], [0, 0, 2, 4]]).unwrap();
+        let b = Duration::from_millis(1);
+        let game = GameBudget::new(b, 1.5);
+        assert_eq!(game.allowance(&late), b * 3);
+        assert_eq!(game.allowance(&crowded), b * 2);
+        assert_eq!(GameBudget::new(b, 1.0).allowance(&late), b * 2);
     }
 }

@@ -297,7 +297,8 @@ fn play_in_run(
     // Greedy moves on the fast board, added to `depths` at the end (a map entry per move costs as much as the move).
     let mut greedy_moves = 0u64;
     // A time budget is the game's mean time per move: each move gets an allowance (see `budget`).
-    let mut game_budget = config.settings.run.time_budget.map(GameBudget::new);
+    let late_weight = config.settings.late_weight;
+    let mut game_budget = config.settings.run.time_budget.map(|b| GameBudget::new(b, late_weight));
     // Moves not yet added to `progress`: shared counters are touched every `PROGRESS_EVERY` moves, not every move.
     let mut unreported = 0u64;
 

@@ -330,4 +330,27 @@ async fn the_learned_default_searches_within_its_node_budget_unless_a_depth_or_t
         assert_eq!(status, 422, "{bad}: {problem}");
         assert_eq!(problem["errors"][0]["pointer"], "/node_budget", "{problem}");
     }
+
+    // The late weight: 1 unless given, said in the answer; on a board before 16384 (the example) another weight
+    // searches the same nodes (tests/it/search_golden.rs has a board it deepens).
+    assert_eq!(s["late_weight"], 1.0);
+    let (status, weighted) = post(&server, "/best-move", ask(json!({"late_weight": 3.5}))).await;
+    assert_eq!(status, 200, "{weighted}");
+    assert_eq!(weighted["search"]["late_weight"], 3.5);
+    assert_eq!(weighted["search"]["nodes"], s["nodes"]);
+    let from_cli = cli(&["best-move", EXAMPLE, "--weights", p, "--late-weight", "3.5", "--json"]);
+    assert_eq!(from_cli["search"]["late_weight"], 3.5);
+    assert_eq!(from_cli["search"]["nodes"], s["nodes"]);
+    for bad in [json!(-1), json!(100), json!("2"), json!(null)] {
+        let (status, problem) = post(&server, "/best-move", ask(json!({"late_weight": bad}))).await;
+        assert_eq!(status, 422, "{bad}: {problem}");
+        assert_eq!(problem["errors"][0]["pointer"], "/late_weight", "{problem}");
+        assert!(
+            problem["errors"][0]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("late_weight"),
+            "{problem}"
+        );
+    }
 }

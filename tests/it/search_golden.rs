@@ -409,3 +409,42 @@ fn a_crowded_board_gets_a_deeper_search_than_an_open_one_from_the_same_node_budg
         "crowded {deep} plies ({deep_nodes} nodes), open {shallow} ({shallow_nodes})"
     );
 }
+
+#[test]
+fn a_board_on_the_run_to_32768_gets_the_late_weight_of_the_node_budget_and_no_other_board_does() {
+    // The same shape twice: its largest tile 16384 (on the run to 32768), and 8192 (before it).
+    let late = [
+        [16384, 8192, 128, 16],
+        [32, 1024, 128, 256],
+        [4, 8, 16, 2],
+        [0, 2, 0, 4],
+    ];
+    let before = [[8192, 4096, 128, 16], [32, 1024, 128, 256], [4, 8, 16, 2], [0, 2, 0, 4]];
+    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
+    let searched = |rows: &[[i64; 4]; 4], late_weight: f64| {
+        let settings = SearchSettings {
+            depth: Depth::Plies(11),
+            node_budget: Some(5_000),
+            late_weight,
+            ..Profile::Tuned.settings()
+        };
+        let o = search(
+            &Tiles::from_rows(rows).unwrap(),
+            &evaluator,
+            &settings,
+            &StopHandle::new(),
+        );
+        (o.stats.depth, o.stats.nodes, o.values)
+    };
+    // Before 16384 the weight changes nothing, to the node.
+    assert_eq!(searched(&before, 1.0), searched(&before, 4.0));
+    // On the run to 32768 four times the budget searches deeper, and a tiny weight shallower.
+    let (plain, plain_nodes, _) = searched(&late, 1.0);
+    let (weighted, weighted_nodes, _) = searched(&late, 4.0);
+    let (starved, _, _) = searched(&late, 0.0);
+    assert!(
+        weighted > plain && weighted_nodes > plain_nodes,
+        "late weight 4: {weighted} plies ({weighted_nodes} nodes); 1: {plain} ({plain_nodes})"
+    );
+    assert_eq!(starved, 1, "a late weight of 0 leaves no budget past the first ply");
+}

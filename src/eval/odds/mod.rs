@@ -148,6 +148,14 @@ pub struct FittedFor {
     /// the default had one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_budget: Option<u64>,
+    /// The node budget's weight on boards on the run to 32768 (1 in the files of the models fitted before the
+    /// default had one).
+    #[serde(default = "no_late_weight")]
+    pub late_weight: f64,
+}
+
+fn no_late_weight() -> f64 {
+    1.0
 }
 
 /// How a model was fitted: which games, how many positions.
@@ -343,6 +351,7 @@ impl OddsModel {
             || fitted.depth != settings.depth
             || fitted.prob_cutoff != settings.prob_cutoff
             || fitted.node_budget != settings.node_budget
+            || fitted.late_weight != settings.late_weight
         {
             return Err(OddsUnavailable::OtherSettings {
                 fitted: describe(fitted),
@@ -362,11 +371,12 @@ pub(crate) fn test_play() -> FittedFor {
         depth: 9,
         prob_cutoff: 0.0001,
         node_budget: Some(40_000),
+        late_weight: 1.0,
     }
 }
 
 fn describe(s: &FittedFor) -> String {
-    let budget = s.node_budget.map_or(String::new(), |n| format!(", node budget {n}"));
+    let budget = crate::search::node_budget_words(s.node_budget, s.late_weight);
     format!(
         "profile {}, depth {}, cut-off {}{budget}",
         s.profile, s.depth, s.prob_cutoff
@@ -511,11 +521,31 @@ mod tests {
             m.check_for(Some("fedcba9876543210"), &same),
             Err(OddsUnavailable::OtherNetwork { .. })
         ));
-        let deeper = FittedFor { depth: 7, ..same };
+        let deeper = FittedFor {
+            depth: 7,
+            ..same.clone()
+        };
         assert!(matches!(
             m.check_for(Some("0123456789abcdef"), &deeper),
             Err(OddsUnavailable::OtherSettings { .. })
         ));
+        // A model does not predict a play with another late weight.
+        let weighted = FittedFor {
+            late_weight: 2.0,
+            ..same
+        };
+        let refused = m.check_for(Some("0123456789abcdef"), &weighted);
+        assert!(
+            matches!(&refused, Err(OddsUnavailable::OtherSettings { default, .. }) if default.contains("late weight 2")),
+            "{refused:?}"
+        );
+        let old_file = r#"{"network": "0123456789abcdef", "profile": "learned", "depth": 9, "prob_cutoff": 0.0001,
+            "node_budget": 40000}"#;
+        let old: FittedFor = serde_json::from_str(old_file).expect("a play without a late weight");
+        assert_eq!(
+            old, m.fitted_for,
+            "a file without a late weight names the play of weight 1"
+        );
         assert_eq!(m.check_for(None, &m.fitted_for), Err(OddsUnavailable::NoChecksum));
     }
 }

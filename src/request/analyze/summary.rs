@@ -88,6 +88,8 @@ pub struct AnalyzeSummary {
     pub target_depth: u32,
     /// The searches' node budget (`None`: every search to `target_depth`, or as deep as its time budget allowed).
     pub node_budget: Option<u64>,
+    /// The node budget's weight on boards on the run to 32768.
+    pub late_weight: f64,
     /// Moves tried at move nodes, over every search of the review.
     pub nodes: u64,
     pub elapsed_ms: f64,
@@ -176,6 +178,7 @@ impl Tally {
             evaluator: evaluator.name(),
             target_depth: settings.depth.plies_for(&first),
             node_budget: settings.node_budget,
+            late_weight: settings.late_weight,
             nodes: self.nodes,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
             odds: odds_play.map(|play| ReviewOdds {
