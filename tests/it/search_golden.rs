@@ -381,24 +381,30 @@ fn a_node_budget_chooses_the_depth_by_nodes_alone_and_never_cuts_an_iteration() 
     }
 }
 
+/// The `tuned` profile's search of `rows` deepening up to 11 plies within `budget` nodes, with `late_weight`.
+fn up_to_11_plies_within(rows: &[[i64; 4]; 4], budget: u64, late_weight: f64) -> advisor2048::search::SearchOutcome {
+    let settings = SearchSettings {
+        depth: Depth::Plies(11),
+        node_budget: Some(budget),
+        late_weight,
+        ..Profile::Tuned.settings()
+    };
+    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
+    search(
+        &Tiles::from_rows(rows).unwrap(),
+        &evaluator,
+        &settings,
+        &StopHandle::new(),
+    )
+}
+
 #[test]
 fn a_crowded_board_gets_a_deeper_search_than_an_open_one_from_the_same_node_budget() {
     // Same tiles and shape on the left; the crowded board has two empty cells, the open one seven.
     let crowded = [[2, 4, 8, 16], [32, 64, 128, 256], [4, 8, 16, 2], [0, 2, 0, 4]];
     let open = [[2, 4, 8, 16], [32, 0, 0, 0], [4, 0, 0, 0], [0, 2, 0, 4]];
-    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
     let depth_at = |rows: &[[i64; 4]; 4], budget: u64| {
-        let settings = SearchSettings {
-            depth: Depth::Plies(11),
-            node_budget: Some(budget),
-            ..Profile::Tuned.settings()
-        };
-        let o = search(
-            &Tiles::from_rows(rows).unwrap(),
-            &evaluator,
-            &settings,
-            &StopHandle::new(),
-        );
+        let o = up_to_11_plies_within(rows, budget, 1.0);
         (o.stats.depth, o.stats.nodes)
     };
     let budget = 20_000;
@@ -420,20 +426,8 @@ fn a_board_on_the_run_to_32768_gets_the_late_weight_of_the_node_budget_and_no_ot
         [0, 2, 0, 4],
     ];
     let before = [[8192, 4096, 128, 16], [32, 1024, 128, 256], [4, 8, 16, 2], [0, 2, 0, 4]];
-    let evaluator = EvaluatorKind::Tuned.default_evaluator().unwrap();
     let searched = |rows: &[[i64; 4]; 4], late_weight: f64| {
-        let settings = SearchSettings {
-            depth: Depth::Plies(11),
-            node_budget: Some(5_000),
-            late_weight,
-            ..Profile::Tuned.settings()
-        };
-        let o = search(
-            &Tiles::from_rows(rows).unwrap(),
-            &evaluator,
-            &settings,
-            &StopHandle::new(),
-        );
+        let o = up_to_11_plies_within(rows, 5_000, late_weight);
         (o.stats.depth, o.stats.nodes, o.values)
     };
     // Before 16384 the weight changes nothing, to the node.
