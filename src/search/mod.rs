@@ -27,8 +27,8 @@
 //! requested depth and starts an iteration only when the nodes so far plus its foreseen nodes (the last
 //! iteration's, grown as they grew from the one before) fit the budget weighted by the root board's danger
 //! ([`danger_weight`]: by its empty cells, and `late_weight` times on the run to 32768); a forced move stops after
-//! one ply. Nodes, not time: the depth chosen for a board is the same
-//! on every machine and every run, and a started iteration always completes (it is not `truncated`).
+//! one ply. Nodes, not time: the depth chosen for a board is the same on every machine and every run, and a started
+//! iteration always completes (it is not `truncated`).
 //!
 //! # Time, limits and cancellation
 //! Without a time budget the search runs the requested depth once. With a budget it deepens iteratively over odd

@@ -3,12 +3,11 @@
 //!
 //! A self-play game asked to search with a time budget `B` gives each move an allowance instead of `B` itself:
 //! `B` weighted by the board's danger ([`danger_weight`]: fewer empty cells, more time; more on the run to 32768
-//! by the search's `late_weight`), plus a share of the time
-//! earlier moves left unused (or minus what they overspent). A search stops deepening early when its next iteration
-//! cannot end within its allowance or its move is forced (see `search`), so most moves leave time over; the bank
-//! hands it to the crowded boards, where a deeper search is both cheaper (few empty cells, few spawns) and most
-//! needed. Over a game the moves' mean time stays close to `B` (the `simulate` summary's `ms_per_move` shows it, and
-//! its depth histogram what the time bought).
+//! by the search's `late_weight`), plus a share of the time earlier moves left unused (or minus what they
+//! overspent). A search stops deepening early when its next iteration cannot end within its allowance or its move
+//! is forced (see `search`), so most moves leave time over; the bank hands it to the crowded boards, where a deeper
+//! search is both cheaper (few empty cells, few spawns) and most needed. Over a game the moves' mean time stays
+//! close to `B` (the `simulate` summary's `ms_per_move` shows it, and its depth histogram what the time bought).
 
 use std::time::Duration;
 

@@ -432,7 +432,7 @@ fn a_board_on_the_run_to_32768_gets_the_late_weight_of_the_node_budget_and_no_ot
     };
     // Before 16384 the weight changes nothing, to the node.
     assert_eq!(searched(&before, 1.0), searched(&before, 4.0));
-    // On the run to 32768 four times the budget searches deeper, and a tiny weight shallower.
+    // On the run to 32768 four times the budget searches deeper, and a weight of 0 stops after one ply.
     let (plain, plain_nodes, _) = searched(&late, 1.0);
     let (weighted, weighted_nodes, _) = searched(&late, 4.0);
     let (starved, _, _) = searched(&late, 0.0);
