@@ -9,7 +9,8 @@ or `ms_per_move` for a report without it, or the figure given after the file (`L
 played before `cpu_ms` was kept, beside other work, timed by `advisor2048 bench` instead). `LABEL=A.json+B.json`
 pools runs of the same settings (other seeds): their games, moves and times together. Labels starting with "budget"
 (time budgets) and "nodes" (node budgets) are drawn as series of their own, the others (fixed depths) as a third.
-Needs matplotlib (pip install matplotlib).
+A label `SERIES:label` (e.g. `network 6ede5128:depth-5=...`) is drawn in a series of its own named SERIES, to set
+another network's runs beside the shipped one's. Needs matplotlib (pip install matplotlib).
 """
 import json
 import math
@@ -49,7 +50,9 @@ def point(label: str, spec: str) -> dict:
 
 
 def kind(label: str) -> str:
-    """The series a label belongs to: its first word ("budget", "nodes"), else "depth"."""
+    """The series a label belongs to: the part before a colon, else its first word ("budget", "nodes"), else "depth"."""
+    if ":" in label:
+        return label.split(":", 1)[0]
     return next((k for k in ("budget", "nodes") if label.startswith(k)), "depth")
 
 
@@ -57,16 +60,22 @@ def main(out: str, specs: list) -> None:
     points = [point(*spec.split("=", 1)) for spec in specs]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     names = {"budget": "time budget", "nodes": "node budget (the default)", "depth": "fixed depth"}
-    for series, marker in (("budget", "o"), ("nodes", "D"), ("depth", "s")):
+    others = sorted({kind(p["label"]) for p in points} - set(names))
+    markers = dict(budget="o", nodes="D", depth="s") | {name: "^v<>px"[i % 6] for i, name in enumerate(others)}
+    for series, marker in markers.items():
         pts = sorted((p for p in points if kind(p["label"]) == series), key=lambda p: p["ms"])
         if not pts:
             continue
         xs = [p["ms"] for p in pts]
+        name = names.get(series, series)
+        style = dict(marker=marker, label=name, linestyle="--" if series in others else "-")
         ax1.errorbar(xs, [100 * p["rate"] for p in pts],
                      yerr=[[100 * (p["rate"] - p["low"]) for p in pts], [100 * (p["high"] - p["rate"]) for p in pts]],
-                     marker=marker, capsize=3, label=names[series])
-        ax2.plot(xs, [p["mean"] for p in pts], marker=marker, label=names[series])
+                     capsize=3, **style)
+        ax2.plot(xs, [p["mean"] for p in pts], **style)
         for p in pts:
+            if series in others:
+                continue  # its labels would overlap the shipped network's: the legend names the series
             ax1.annotate(f"{p['label']} ({p['games']})", (p["ms"], 100 * p["rate"]), textcoords="offset points",
                          xytext=(4, -12), fontsize=7)
     for ax in (ax1, ax2):
@@ -76,7 +85,8 @@ def main(out: str, specs: list) -> None:
         ax.legend(fontsize=8)
     ax1.set_ylabel("games reaching 32768 (%), 95% interval")
     ax2.set_ylabel("mean score")
-    fig.suptitle("advisor2048 profile learned, shipped network 90d6b7a5db066a49 (self-play, complete games; label: run (games))")
+    fig.suptitle("advisor2048, profile learned, the shipped network 90d6b7a5db066a49 unless the legend names another\n"
+                 "(self-play, complete games; label: run (games))", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=90)
 
